@@ -1,0 +1,25 @@
+# Set-up is part of every target: a fresh machine needs only python3 (>= 3.11) and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+## demo: the main job on the embedded default (no external cluster or Redis needed)
+demo: $(BIN)/.installed
+	$(BIN)/syncflow devcluster
+
+## test: lint, type-check and the whole test suite
+test: lint
+	$(BIN)/pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check syncflow tests bench
+	$(BIN)/ruff format --check syncflow tests bench
+	$(BIN)/mypy
