@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from syncflow import names
+from syncflow.devcluster.errors import FieldError
+from syncflow.devcluster.meta_validation import validate_object_meta
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
@@ -107,3 +109,99 @@ def test_invalid_label_values() -> None:
     assert names.label_value("a" * 64) == ["must be no more than 63 characters"]
     assert names.label_value("a b") != []
     assert names.label_value("a/b") != []
+
+
+# --- metadata validation (syncflow.devcluster.meta_validation) ----------------------------------
+
+
+def _causes(errs: list[FieldError]) -> list[tuple[str, str, str]]:
+    return [(e.field, e.reason, e.message) for e in errs]
+
+
+def test_valid_meta_has_no_causes() -> None:
+    meta = {
+        "name": "web",
+        "namespace": "default",
+        "labels": {"app.kubernetes.io/name": "web", "tier": ""},
+        "annotations": {"Example.COM/Note": "free text, any length"},
+        "finalizers": ["example.com/cleanup", "kubernetes"],
+    }
+    assert validate_object_meta(meta, namespaced=True) == []
+
+
+def test_bad_name_is_invalid_with_kube_wording() -> None:
+    (err,) = validate_object_meta({"name": "Foo_bar", "namespace": "default"}, namespaced=True)
+    assert err.field == "metadata.name"
+    assert err.reason == "FieldValueInvalid"
+    assert err.message == 'Invalid value: "Foo_bar": ' + SUBDOMAIN_MSG
+    assert err.describe().startswith(
+        'metadata.name: Invalid value: "Foo_bar": a lowercase RFC 1123 subdomain'
+    )
+
+
+def test_missing_name_and_namespace() -> None:
+    assert _causes(validate_object_meta({}, namespaced=True)) == [
+        ("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"),
+        ("metadata.namespace", "FieldValueRequired", "Required value"),
+    ]
+
+
+def test_namespace_forbidden_on_cluster_scoped_and_checked_as_label() -> None:
+    assert _causes(validate_object_meta({"name": "n", "namespace": "x"}, namespaced=False)) == [
+        ("metadata.namespace", "FieldValueForbidden", "Forbidden: not allowed on this type"),
+    ]
+    (err,) = validate_object_meta({"name": "n", "namespace": "a.b"}, namespaced=True)
+    assert err.message == 'Invalid value: "a.b": must not contain dots'
+
+
+def test_generate_name_may_end_with_dash_and_custom_validator() -> None:
+    assert validate_object_meta({"generateName": "web-", "name": "web-x7k2p"}, namespaced=False) == []
+    errs = validate_object_meta({"generateName": "Web-", "name": "web-1"}, namespaced=False)
+    assert [e.field for e in errs] == ["metadata.generateName"]
+    errs = validate_object_meta({"name": "a.b"}, namespaced=False, name_validator=names.dns1123_label)
+    assert _causes(errs) == [
+        ("metadata.name", "FieldValueInvalid", 'Invalid value: "a.b": must not contain dots')
+    ]
+
+
+def test_label_key_and_value_errors() -> None:
+    errs = validate_object_meta({"name": "n", "labels": {"Foo_": "ok", "k": "bad value"}}, namespaced=False)
+    assert [(e.field, e.message.split(": ")[1]) for e in errs] == [
+        ("metadata.labels", '"Foo_"'),
+        ("metadata.labels", '"bad value"'),
+    ]
+    assert errs[0].message == 'Invalid value: "Foo_": ' + NAME_PART
+
+
+def test_annotation_keys_are_case_insensitive_but_checked() -> None:
+    assert validate_object_meta({"name": "n", "annotations": {"A.B/C": "x"}}, namespaced=False) == []
+    (err,) = validate_object_meta({"name": "n", "annotations": {"a b": "x"}}, namespaced=False)
+    assert (err.field, err.reason) == ("metadata.annotations", "FieldValueInvalid")
+
+
+def test_annotations_total_size_limit() -> None:
+    at_limit = {"k": "v" * (256 * 1024 - 1)}
+    assert validate_object_meta({"name": "n", "annotations": at_limit}, namespaced=False) == []
+    over = {"k": "v" * (256 * 1024)}
+    assert _causes(validate_object_meta({"name": "n", "annotations": over}, namespaced=False)) == [
+        ("metadata.annotations", "FieldValueTooLong", "Too long: may not be more than 262144 bytes"),
+    ]
+
+
+def test_generation_finalizers_and_owner_references() -> None:
+    meta = {
+        "name": "n",
+        "generation": -1,
+        "finalizers": ["bad/finalizer/name"],
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "1", "controller": True},
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "uid": "", "controller": True},
+        ],
+    }
+    fields = [e.field for e in validate_object_meta(meta, namespaced=False)]
+    assert fields == [
+        "metadata.generation",
+        "metadata.finalizers",
+        "metadata.ownerReferences.uid",
+        "metadata.ownerReferences",
+    ]
