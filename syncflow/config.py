@@ -1,0 +1,129 @@
+"""The one settings model of syncflow (DESIGN §7).
+
+Values come from, highest priority first: command-line flags, ``SYNCFLOW_*`` environment variables,
+and an optional YAML file (``--config`` or ``SYNCFLOW_CONFIG``). Errors name the bad field.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, Field, PositiveFloat, PositiveInt, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+_config_file: ContextVar[Path | None] = ContextVar("syncflow_config_file", default=None)
+
+DNS1035_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+
+
+class ConfigError(ValueError):
+    """Configuration is missing or invalid; the message names every bad field."""
+
+
+class EndpointLimit(BaseModel):
+    """Request budget of one API endpoint, shared by all workers."""
+
+    model_config = {"extra": "forbid"}
+
+    qps: PositiveFloat
+    burst: PositiveInt
+
+
+class Settings(BaseSettings):
+    """All syncflow settings. Durations are in seconds."""
+
+    model_config = SettingsConfigDict(env_prefix="SYNCFLOW_", extra="forbid", validate_default=True)
+
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis for the work queue and broker.")
+    agent_name: str = Field(
+        "syncflow", pattern=DNS1035_LABEL, description="Names this agent; prefixes all its Redis keys."
+    )
+    log_format: Literal["text", "json"] = "text"
+    task_modules: list[str] = Field(
+        default_factory=list, description="Extra modules defining keyed tasks, imported by workers."
+    )
+
+    task_time_limit: PositiveFloat = Field(60.0, description="Hard time limit of one keyed task.")
+    lease_ttl: PositiveFloat = Field(90.0, description="How long a claimed key stays leased without renewal.")
+    visibility_timeout: PositiveFloat = Field(
+        600.0, description="Redis broker: redeliver an unacked message after this long."
+    )
+    backoff_base: PositiveFloat = Field(0.005, description="First retry delay; doubles per failure.")
+    backoff_cap: PositiveFloat = Field(300.0, description="Longest retry delay.")
+    max_attempts: PositiveInt = Field(15, description="Unclassified errors park the key after this many.")
+    pump_grace: PositiveFloat = Field(
+        60.0, description="Republish a pending key whose message has not been claimed for this long."
+    )
+    pump_batch: PositiveInt = Field(1000, description="Keys moved per pump script call.")
+
+    endpoint_qps: PositiveFloat = Field(20.0, description="Default requests per second per endpoint.")
+    endpoint_burst: PositiveInt = Field(40, description="Default burst per endpoint.")
+    endpoint_limits: dict[str, EndpointLimit] = Field(
+        default_factory=dict, description="Per-endpoint overrides of qps/burst, by endpoint name."
+    )
+
+    @model_validator(mode="after")
+    def _check_time_ordering(self) -> Self:
+        if not self.task_time_limit < self.lease_ttl:
+            raise ValueError(
+                f"lease_ttl ({self.lease_ttl}) must be greater than task_time_limit ({self.task_time_limit})"
+            )
+        if not self.lease_ttl < self.visibility_timeout:
+            raise ValueError(
+                f"visibility_timeout ({self.visibility_timeout}) must be greater than "
+                f"lease_ttl ({self.lease_ttl})"
+            )
+        if self.backoff_base > self.backoff_cap:
+            raise ValueError(f"backoff_cap ({self.backoff_cap}) must be at least backoff_base")
+        return self
+
+    def endpoint_limit(self, endpoint: str) -> EndpointLimit:
+        """The request budget of one endpoint (override or default)."""
+        return self.endpoint_limits.get(endpoint) or EndpointLimit(
+            qps=self.endpoint_qps, burst=self.endpoint_burst
+        )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = _config_file.get()
+        if path is None:
+            return (init_settings, env_settings)
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=path))
+
+
+def load_settings(config_file: str | Path | None = None, **flags: Any) -> Settings:
+    """Build settings from flags (``None`` values are ignored), environment and the YAML file."""
+    path_text = config_file or os.environ.get("SYNCFLOW_CONFIG")
+    path = Path(path_text) if path_text else None
+    if path is not None and not path.is_file():
+        raise ConfigError(f"config file {path} does not exist")
+    token = _config_file.set(path)
+    try:
+        return Settings(**{name: value for name, value in flags.items() if value is not None})
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from exc
+    finally:
+        _config_file.reset(token)
+
+
+def _describe(exc: ValidationError, path: Path | None) -> str:
+    lines = [f"invalid configuration{f' (file {path})' if path else ''}:"]
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "settings"
+        lines.append(f"  {field}: {error['msg']}")
+    return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""Celery settings for the keyed queue design (DESIGN §4, reference notes §1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kombu import Queue  # type: ignore[attr-defined]
+
+from syncflow.config import Settings
+from syncflow.queue.layout import CELERY_QUEUES, broker_prefix
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """The Celery configuration of syncflow's app for these settings."""
+    transport = {
+        "visibility_timeout": settings.visibility_timeout,
+        "global_keyprefix": broker_prefix(settings.agent_name),
+        # Sweep abandoned unacked messages every 10 s instead of kombu's default ~100 s.
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+        "socket_timeout": 30,
+        "socket_keepalive": True,
+        "health_check_interval": 30,
+    }
+    return {
+        "broker_url": settings.redis_url,
+        "broker_transport_options": transport,
+        # The notes: set the visibility timeout in all three places, or some code paths use 1 h.
+        "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout},
+        "visibility_timeout": settings.visibility_timeout,
+        "broker_connection_retry_on_startup": True,
+        "result_backend": None,
+        "task_ignore_result": True,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "task_queues": [Queue(name, routing_key=name) for name in CELERY_QUEUES],  # type: ignore[no-untyped-call]
+        "task_default_queue": "sync",
+        "task_create_missing_queues": False,
+        # A message is acked after the run; a dead pool child's message is requeued.
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_acks_on_failure": True,
+        "task_acks_on_timeout": True,
+        "worker_prefetch_multiplier": 1,
+        # A task still running when the broker connection drops would run again in parallel.
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "task_time_limit": settings.task_time_limit,
+        "task_soft_time_limit": settings.task_time_limit * 0.9,
+        "worker_send_task_events": True,
+        "task_send_sent_event": True,
+        "worker_hijack_root_logger": False,
+        "broker_connection_max_retries": None,
+    }

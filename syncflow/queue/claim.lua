@@ -1,0 +1,19 @@
+-- ARGV: key, token, lease ttl (ms). Returns "claimed", "busy" (live lease elsewhere: every add
+-- meanwhile already marked the key dirty, so done() requeues it) or "stale" (not pending: a
+-- duplicate or redelivered message).
+local k, token, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now = now_ms()
+local deadline = redis.call('ZSCORE', L, k)
+if deadline and tonumber(deadline) > now then
+  redis.call('HINCRBY', S, 'busy', 1)
+  return 'busy'
+end
+if not redis.call('ZSCORE', P, k) then
+  redis.call('HINCRBY', S, 'stale', 1)
+  return 'stale'
+end
+redis.call('ZREM', P, k)
+redis.call('SREM', D, k)
+redis.call('ZADD', L, now + ttl, k)
+redis.call('HSET', O, k, token)
+return 'claimed'

@@ -1,0 +1,79 @@
+-- Shared prelude of every work-queue script. All keys of one queue share one hash tag.
+-- KEYS: D dirty set, P pending zset (score = publish time), BK bulk-only set, L lease zset
+-- (score = deadline), O lease owner tokens, W delayed zset (score = not-before), F failure counts,
+-- T first-failure times, X parked keys (value = park time), E last error payloads, S counters.
+-- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
+local D, P, BK, L, O, W, F, T, X, E, S =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+
+local LEASE_EXPIRED = '{"type":"LeaseExpired","error":"lease expired: the worker died or outran its lease"}'
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function lane_of(k)
+  if redis.call('SISMEMBER', BK, k) == 1 then return 2 end
+  return 1
+end
+
+local function backoff_ms(attempts, base, cap)
+  return math.min(cap, base * 2 ^ (attempts - 1))
+end
+
+local function forget(k)
+  redis.call('HDEL', F, k)
+  redis.call('HDEL', T, k)
+  redis.call('HDEL', E, k)
+end
+
+local function unpark(k)
+  redis.call('HDEL', X, k)
+  forget(k)
+end
+
+local function record_failure(k, now, payload)
+  local attempts = redis.call('HINCRBY', F, k, 1)
+  redis.call('HSETNX', T, k, now)
+  redis.call('HSET', E, k, payload)
+  return attempts
+end
+
+local function park(k, now)
+  redis.call('HSET', X, k, now)
+  redis.call('SREM', BK, k)
+end
+
+local function make_pending(k, now)
+  redis.call('ZADD', P, now, k)
+  return lane_of(k)
+end
+
+-- add(k): mark dirty and, unless leased, pending; returns the lane to publish on.
+-- A bulk add (relist, resync) never unparks; an event add does, forgetting past failures.
+local function add(k, bulk, now)
+  if redis.call('HEXISTS', X, k) == 1 then
+    if bulk then return 0 end
+    unpark(k)
+  end
+  if redis.call('SISMEMBER', D, k) == 1 then
+    -- already dirty: only an event upgrading bulk-only work publishes (a second, faster message)
+    if not bulk and redis.call('SREM', BK, k) == 1 and redis.call('ZSCORE', P, k) then
+      return 1
+    end
+    return 0
+  end
+  redis.call('SADD', D, k)
+  redis.call('ZREM', W, k)
+  if bulk then redis.call('SADD', BK, k) else redis.call('SREM', BK, k) end
+  local deadline = redis.call('ZSCORE', L, k)
+  if deadline then
+    if tonumber(deadline) > now then return 0 end -- done() republishes it
+    redis.call('ZREM', L, k)
+    redis.call('HDEL', O, k)
+    redis.call('HINCRBY', S, 'expired', 1)
+    record_failure(k, now, LEASE_EXPIRED)
+  end
+  return make_pending(k, now)
+end

@@ -1,0 +1,67 @@
+"""Errors a handler may raise on purpose, and the classification of every other exception."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+
+import pydantic
+import redis.exceptions
+import requests.exceptions
+import urllib3.exceptions
+from kubernetes.client.exceptions import ApiException
+
+from syncflow.queue.workqueue import Outcome
+
+TRANSIENT_STATUS = frozenset({409, 429}) | frozenset(range(500, 600))
+"""HTTP statuses that retrying fixes: conflicts, throttling, server errors."""
+PERMANENT_STATUS = frozenset({400, 403, 404, 422})
+"""HTTP statuses that retrying cannot fix: bad request, forbidden, a missing dependency, invalid."""
+
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionError,  # includes ConnectionRefusedError/ResetError
+    TimeoutError,  # includes socket.timeout
+    socket.gaierror,
+    urllib3.exceptions.MaxRetryError,
+    urllib3.exceptions.NewConnectionError,
+    urllib3.exceptions.ProtocolError,
+    urllib3.exceptions.TimeoutError,
+    requests.exceptions.ConnectionError,
+    requests.exceptions.Timeout,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
+
+
+class PermanentError(Exception):
+    """Retrying cannot help: park the key until someone fixes the cause and replays it."""
+
+
+class TransientError(Exception):
+    """Retrying will help: back off and try again, without ever parking."""
+
+
+@dataclass
+class RequeueAfter(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Not an error: process the key again after ``seconds`` (e.g. waiting for a deletion)."""
+
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"requeue after {self.seconds}s"
+
+
+def classify(exc: BaseException) -> Outcome:
+    """Map an exception raised by a handler to a queue outcome."""
+    if isinstance(exc, RequeueAfter):
+        return Outcome.AFTER
+    if isinstance(exc, PermanentError | pydantic.ValidationError):
+        return Outcome.PERMANENT
+    if isinstance(exc, (TransientError, *_CONNECTION_ERRORS)):
+        return Outcome.TRANSIENT
+    if isinstance(exc, ApiException):
+        if exc.status in TRANSIENT_STATUS:
+            return Outcome.TRANSIENT
+        if exc.status in PERMANENT_STATUS:
+            return Outcome.PERMANENT
+    return Outcome.ERROR

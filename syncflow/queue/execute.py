@@ -1,0 +1,94 @@
+"""One keyed task run: claim → handler → done, with lease renewal and one log line per outcome."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.logs import log_event
+from syncflow.queue.errors import RequeueAfter, classify
+from syncflow.queue.renewer import LeaseRenewer
+from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import Claim, Outcome
+
+logger = logging.getLogger("syncflow.task")
+
+Handler = Callable[[ObjectKey], None]
+"""Processes one key. Raise ``RequeueAfter`` to come back later, any other exception to fail."""
+
+_LEVELS = {
+    Outcome.OK: logging.INFO,
+    Outcome.AFTER: logging.INFO,
+    Outcome.TRANSIENT: logging.WARNING,
+    Outcome.ERROR: logging.WARNING,
+    Outcome.PERMANENT: logging.ERROR,
+}
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What happened to one message: ``outcome`` is an ``Outcome`` value, invalid-key, busy or stale."""
+
+    outcome: str
+    state: str = ""
+    error: Exception | None = None
+
+
+def run_keyed(
+    service: QueueService, renewer: LeaseRenewer, handler: Handler, raw_key: str, token: str
+) -> RunReport:
+    """Process the message ``raw_key`` delivered with ``token`` (the Celery task id)."""
+    try:
+        key = ObjectKey.parse(raw_key)
+    except InvalidKeyError as exc:
+        log_event(logger, "task.invalid_key", level=logging.ERROR, key=raw_key, error=str(exc))
+        return RunReport("invalid-key")
+    queue = service.queue_for(key)
+    claim = queue.claim(key, token)
+    if claim is not Claim.CLAIMED:
+        log_event(logger, "task.skipped", level=logging.DEBUG, key=raw_key, reason=claim.value)
+        return RunReport(claim.value)
+
+    started = time.monotonic()
+    error: Exception | None = None
+    with renewer.hold(queue, key, token):
+        try:
+            handler(key)
+        except Exception as exc:
+            error = exc
+    outcome = Outcome.OK if error is None else classify(error)
+    after = error.seconds if isinstance(error, RequeueAfter) else 0.0
+    payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome)
+    result = queue.done(key, token, outcome, after=after, error=payload)
+    service.publish(queue.name, [(key, result.lane)])
+
+    fields: dict[str, object] = {
+        "key": raw_key,
+        "outcome": outcome.value,
+        "state": result.state,
+        "duration_ms": round((time.monotonic() - started) * 1000, 1),
+    }
+    if result.attempts:
+        fields["attempts"] = result.attempts
+    if result.delay:
+        fields["retry_in_s"] = result.delay
+    if error is not None and outcome is not Outcome.AFTER:
+        fields["error"] = f"{type(error).__name__}: {error}"
+    log_event(logger, "task.done", level=_LEVELS[outcome], **fields)
+    return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error)
+
+
+def _payload(error: Exception, outcome: Outcome) -> str:
+    return json.dumps(
+        {
+            "type": type(error).__name__,
+            "error": str(error),
+            "outcome": outcome.value,
+            "traceback": "".join(traceback.format_exception(error)),
+        }
+    )

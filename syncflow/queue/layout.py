@@ -1,0 +1,58 @@
+"""Redis key names. Every structure of one work queue shares one hash tag, so the scripts work on
+Redis Cluster, and every name starts with the agent's prefix, so several agents share one Redis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KEYED_QUEUES = ("sync", "status")
+"""Work queues with the keyed Lua structures; each is also the Celery queue of its event lane."""
+BULK_QUEUE = "sync-bulk"
+"""Celery queue of the bulk lane (relists, resync) of every keyed queue."""
+CONTROL_QUEUE = "control"
+PERIODIC_QUEUE = "periodic"
+CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
+"""Every Celery queue syncflow uses."""
+
+# Order matters: the Lua prelude (common.lua) reads KEYS in this order.
+STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S")
+
+
+def agent_prefix(agent: str) -> str:
+    """Prefix of every Redis key of one agent."""
+    return f"sf:{agent}:"
+
+
+def broker_prefix(agent: str) -> str:
+    """kombu's ``global_keyprefix``: the agent's broker lists and channels."""
+    return f"{agent_prefix(agent)}celery:"
+
+
+@dataclass(frozen=True)
+class QueueLayout:
+    """Key names of one work queue."""
+
+    agent: str
+    queue: str
+
+    @property
+    def tag(self) -> str:
+        return f"sf:{{{self.agent}:{self.queue}}}"
+
+    def key(self, structure: str) -> str:
+        return f"{self.tag}:{structure}"
+
+    @property
+    def keys(self) -> list[str]:
+        """All structures, in the order the scripts expect them."""
+        return [self.key(s) for s in STRUCTURES]
+
+
+def budget_key(agent: str, endpoint: str) -> str:
+    """The token bucket of one API endpoint."""
+    return f"sf:{{{agent}:budget:{endpoint}}}"
+
+
+def pump_guard_key(agent: str) -> str:
+    """Set for a moment by each pump run so concurrent beats do not pump twice."""
+    return f"{agent_prefix(agent)}pump-guard"

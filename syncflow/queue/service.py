@@ -1,0 +1,115 @@
+"""The queue as producers, workers and operators use it: every keyed queue plus publishing."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from redis import Redis
+
+from syncflow.config import Settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.budget import RequestBudget
+from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, broker_prefix
+from syncflow.queue.registry import queue_of
+from syncflow.queue.scripts import Scripts
+from syncflow.queue.workqueue import Failure, Lane, QueueStats, WorkQueue
+
+Publisher = Callable[[Sequence[tuple[ObjectKey, str]]], None]
+"""Publishes one message per (key, Celery queue); the message carries only the key."""
+
+
+@dataclass(frozen=True)
+class PumpTotals:
+    """What one pump run did across all queues."""
+
+    promoted: int = 0
+    expired: int = 0
+    republished: int = 0
+    published: int = 0
+
+
+class QueueService:
+    """All keyed queues of one agent, and the publisher that sends their messages."""
+
+    def __init__(self, redis: Redis, settings: Settings, publisher: Publisher) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.publisher = publisher
+        scripts = Scripts.register(redis)
+        self.queues = {name: WorkQueue(redis, scripts, settings, name) for name in KEYED_QUEUES}
+        self.budget = RequestBudget(redis, scripts, settings)
+
+    def queue_for(self, key: ObjectKey) -> WorkQueue:
+        """The work queue of the key's verb."""
+        return self.queues[queue_of(key.verb)]
+
+    def publish(self, queue: str, items: Iterable[tuple[ObjectKey, Lane]]) -> int:
+        """Send one message per key on the Celery queue of its lane; returns how many."""
+        messages = [(key, BULK_QUEUE if lane is Lane.BULK else queue) for key, lane in items if lane]
+        if messages:
+            self.publisher(messages)
+        return len(messages)
+
+    def add(self, key: ObjectKey, *, bulk: bool = False) -> bool:
+        """A watch event (or, with ``bulk``, a relist/resync) for ``key``; True if a message went out."""
+        queue = self.queue_for(key)
+        return self.publish(queue.name, [(key, queue.add(key, bulk=bulk))]) > 0
+
+    def add_many(self, keys: Iterable[ObjectKey], *, bulk: bool = False) -> int:
+        """``add`` for many keys, pipelined per queue; returns the number of messages sent."""
+        by_queue: dict[str, list[ObjectKey]] = defaultdict(list)
+        for key in keys:
+            by_queue[queue_of(key.verb)].append(key)
+        return sum(
+            self.publish(name, self.queues[name].add_many(batch, bulk=bulk))
+            for name, batch in by_queue.items()
+        )
+
+    def pump(self, grace: float | None = None) -> PumpTotals:
+        """Run the pump on every queue until each pass moves less than a full batch."""
+        promoted = expired = republished = published = 0
+        for queue in self.queues.values():
+            while True:
+                result = queue.pump(grace)
+                promoted += result.promoted
+                expired += result.expired
+                republished += result.republished
+                published += self.publish(queue.name, result.publish)
+                if max(result.promoted, result.expired, result.republished) < self.settings.pump_batch:
+                    break
+        return PumpTotals(promoted, expired, republished, published)
+
+    def replay(self, key: str) -> bool:
+        """Unpark ``key`` and add it as an event; False if it is not parked."""
+        for queue in self.queues.values():
+            lane = queue.replay(key)
+            if lane is not None:
+                self.publish(queue.name, [(ObjectKey.parse(key), lane)])
+                return True
+        return False
+
+    def replay_matching(self, match: str = "*") -> list[str]:
+        """Replay every parked key matching the glob; returns the keys replayed."""
+        return [f.key for f in self.parked(match) if self.replay(f.key)]
+
+    def stats(self) -> list[QueueStats]:
+        """Structure sizes of every keyed queue."""
+        return [queue.stats() for queue in self.queues.values()]
+
+    def parked(self, match: str = "*") -> list[Failure]:
+        """Parked keys of every queue matching the glob."""
+        return [f for queue in self.queues.values() for f in queue.parked(match)]
+
+    def failure(self, key: str) -> Failure | None:
+        """The failure record of ``key`` in whichever queue has one."""
+        return next((f for q in self.queues.values() if (f := q.failure(key)) is not None), None)
+
+    def broker_backlog(self) -> dict[str, int]:
+        """Messages waiting in each Celery queue's broker list."""
+        prefix = broker_prefix(self.settings.agent_name)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for name in CELERY_QUEUES:
+                pipe.llen(prefix + name)
+            return dict(zip(CELERY_QUEUES, pipe.execute(), strict=True))

@@ -1,0 +1,189 @@
+"""The Python face of one keyed work queue (DESIGN §4): client-go workqueue semantics in Lua."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import IntEnum, StrEnum
+from typing import Any
+
+from redis import Redis
+
+from syncflow.config import Settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.layout import QueueLayout
+from syncflow.queue.scripts import Scripts
+
+
+class Lane(IntEnum):
+    """Where a message for a key must be published."""
+
+    NONE = 0
+    EVENT = 1
+    BULK = 2
+
+
+class Claim(StrEnum):
+    """Result of claiming a key at task start."""
+
+    CLAIMED = "claimed"
+    BUSY = "busy"
+    STALE = "stale"
+
+
+class Outcome(StrEnum):
+    """How a handler run ended, as far as the queue cares."""
+
+    OK = "ok"
+    AFTER = "after"
+    TRANSIENT = "transient"
+    ERROR = "error"
+    PERMANENT = "permanent"
+
+
+@dataclass(frozen=True)
+class DoneResult:
+    """What ``done`` did: state is lost, done, delayed, backoff, parked or requeued."""
+
+    state: str
+    attempts: int
+    delay: float
+    lane: Lane
+
+
+@dataclass(frozen=True)
+class PumpResult:
+    """One pump pass: counts and the messages to publish."""
+
+    promoted: int
+    expired: int
+    republished: int
+    publish: list[tuple[ObjectKey, Lane]]
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """Sizes of one work queue's structures."""
+
+    queue: str
+    dirty: int
+    pending: int
+    leased: int
+    delayed: int
+    parked: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A key's failure record: attempts, first/last failure and the last error."""
+
+    key: str
+    queue: str
+    attempts: int
+    first_failure: datetime | None
+    last_failure: datetime | None
+    error: dict[str, Any]
+
+
+def _time(ms: str | None) -> datetime | None:
+    return datetime.fromtimestamp(int(ms) / 1000, UTC) if ms else None
+
+
+class WorkQueue:
+    """One keyed work queue. Every method is one round trip (one script or one pipeline)."""
+
+    def __init__(self, redis: Redis, scripts: Scripts, settings: Settings, name: str) -> None:
+        self.redis = redis
+        self.name = name
+        self.layout = QueueLayout(settings.agent_name, name)
+        self._keys = self.layout.keys
+        self._scripts = scripts
+        self._settings = settings
+        s = settings
+        self._lease_ms = round(s.lease_ttl * 1000)
+        self._tuning = [s.backoff_base * 1000, s.backoff_cap * 1000, s.max_attempts]
+
+    def add(self, key: ObjectKey, *, bulk: bool = False) -> Lane:
+        """Mark ``key`` dirty; returns the lane to publish one message on (``NONE``: no message)."""
+        return Lane(int(self._scripts.add(self._keys, [str(key), int(bulk)])))
+
+    def add_many(self, keys: Iterable[ObjectKey], *, bulk: bool = False) -> list[tuple[ObjectKey, Lane]]:
+        """``add`` for many keys in one pipeline; returns the keys that need a message."""
+        keys = list(keys)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                self._scripts.add(self._keys, [str(key), int(bulk)], client=pipe)
+            lanes = pipe.execute()
+        return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True) if int(lane)]
+
+    def claim(self, key: ObjectKey, token: str) -> Claim:
+        """Take the key's lease at task start, if this message is the one to process it."""
+        return Claim(_text(self._scripts.claim(self._keys, [str(key), token, self._lease_ms])))
+
+    def renew(self, key: ObjectKey, token: str) -> bool:
+        """Extend our lease; ``False`` means it is no longer ours (stop writing)."""
+        return bool(self._scripts.renew(self._keys, [str(key), token, self._lease_ms]))
+
+    def done(
+        self, key: ObjectKey, token: str, outcome: Outcome, *, after: float = 0.0, error: str = ""
+    ) -> DoneResult:
+        """Release the lease and record the outcome (``after`` in seconds, ``error`` a JSON payload)."""
+        args = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning]
+        state, attempts, delay_ms, lane = self._scripts.done(self._keys, args)
+        return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))
+
+    def pump(self, grace: float | None = None) -> PumpResult:
+        """Promote due delayed keys, requeue expired leases, republish overdue pending keys."""
+        grace_ms = round((self._settings.pump_grace if grace is None else grace) * 1000)
+        args = [grace_ms, self._settings.pump_batch, *self._tuning]
+        promoted, expired, republished, *flat = self._scripts.pump(self._keys, args)
+        publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
+        return PumpResult(int(promoted), int(expired), int(republished), publish)
+
+    def replay(self, key: ObjectKey | str) -> Lane | None:
+        """Unpark a parked key and add it as an event; ``None`` if it was not parked."""
+        lane = int(self._scripts.replay(self._keys, [str(key)]))
+        return None if lane < 0 else Lane(lane)
+
+    def stats(self) -> QueueStats:
+        """Counts of dirty, pending, leased, delayed and parked keys."""
+        k = self.layout.key
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.scard(k("D"))
+            for zset in ("P", "L", "W"):
+                pipe.zcard(k(zset))
+            pipe.hlen(k("X"))
+            dirty, pending, leased, delayed, parked = pipe.execute()
+        return QueueStats(self.name, dirty, pending, leased, delayed, parked)
+
+    def counters(self) -> dict[str, int]:
+        """Event counters: busy, stale, lost, expired, republished."""
+        raw = self.redis.hgetall(self.layout.key("S"))
+        return {_text(name): int(value) for name, value in raw.items()}
+
+    def parked(self, match: str = "*") -> list[Failure]:
+        """Failure records of parked keys whose key matches the glob ``match``, sorted by key."""
+        names = sorted(_text(k) for k, _ in self.redis.hscan_iter(self.layout.key("X"), match=match))
+        return [f for f in (self.failure(name) for name in names) if f is not None]
+
+    def failure(self, key: ObjectKey | str) -> Failure | None:
+        """The failure record of one key (parked or backing off), or ``None``."""
+        k, name = self.layout.key, str(key)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for structure in ("F", "T", "X", "E"):
+                pipe.hget(k(structure), name)
+            attempts, first, parked_at, error = pipe.execute()
+        if attempts is None and parked_at is None:
+            return None
+        last = _time(parked_at) if parked_at else None
+        return Failure(name, self.name, int(attempts or 0), _time(first), last, json.loads(error or "{}"))
+
+    def is_parked(self, key: ObjectKey | str) -> bool:
+        """Whether the key is parked."""
+        return bool(self.redis.hexists(self.layout.key("X"), str(key)))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,16 @@
+"""The Celery beat schedule. Every entry is safe to run twice at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncflow.queue.layout import PERIODIC_QUEUE
+
+BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    # Moves due backoff entries, requeues expired leases, republishes lost messages.
+    "pump": {
+        "task": "syncflow.pump",
+        "schedule": 1.0,
+        "options": {"queue": PERIODIC_QUEUE, "expires": 10},
+    },
+}

@@ -1,0 +1,111 @@
+"""The Celery app, the keyed task base and syncflow's own tasks.
+
+Every keyed task is named ``syncflow.<verb>`` and takes one argument, the object key. Handlers are
+registered per verb with ``@keyed_task(verb, queue=...)``; modules that define handlers are imported
+by workers through ``--include`` or the ``task_modules`` setting.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from celery import Celery, Task
+from celery.signals import setup_logging
+
+from syncflow.config import Settings
+from syncflow.keys import ObjectKey
+from syncflow.logs import configure_logging, log_event
+from syncflow.queue.celeryconf import celery_config
+from syncflow.queue.execute import Handler, run_keyed
+from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, pump_guard_key
+from syncflow.queue.registry import register_verb
+from syncflow.queue.runtime import Runtime
+from syncflow.schedule import BEAT_SCHEDULE
+
+logger = logging.getLogger("syncflow.tasks")
+
+app = Celery("syncflow", set_as_current=False)
+
+
+def _publish(messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    with app.producer_or_acquire() as producer:
+        for key, queue in messages:
+            app.send_task(key.task_name, args=[str(key)], queue=queue, producer=producer)
+
+
+runtime = Runtime(_publish)
+
+
+def _defaults() -> dict[str, Any]:
+    settings = runtime.settings
+    return {**celery_config(settings), "beat_schedule": BEAT_SCHEDULE, "imports": settings.task_modules}
+
+
+app.add_defaults(_defaults)
+
+
+def bind(settings: Settings) -> None:
+    """Configure the app and this process's queue objects from ``settings`` (call before use)."""
+    runtime.bind(settings)
+    app.conf.update(_defaults())
+
+
+@setup_logging.connect  # type: ignore[untyped-decorator]
+def _setup_logging(loglevel: int | str | None = None, **_: Any) -> None:
+    configure_logging(runtime.settings.log_format, loglevel or logging.INFO)
+
+
+class KeyedTask(Task):  # type: ignore[misc]
+    """Base of every keyed task: claim → handler → done. Failed runs end as task failures (for
+    Flower); their key is then backing off or parked, never retried by Celery itself."""
+
+    handler: Handler
+    throws = (Exception,)  # expected: run_keyed already logged the outcome line
+
+    def run_key(self, key: str) -> str:
+        report = run_keyed(runtime.service, runtime.renewer, self.handler, key, self.request.id)
+        if report.error is not None:
+            raise report.error
+        return report.outcome
+
+
+def _run(self: KeyedTask, key: str) -> str:
+    return self.run_key(key)
+
+
+def keyed_task(verb: str, queue: str = "sync") -> Callable[[Handler], Handler]:
+    """Register ``handler`` as the task ``syncflow.<verb>`` processing keys of that verb on ``queue``."""
+
+    def register(handler: Handler) -> Handler:
+        register_verb(verb, queue)
+        app.task(
+            name=f"syncflow.{verb}", base=KeyedTask, bind=True, queue=queue, handler=staticmethod(handler)
+        )(_run)
+        return handler
+
+    return register
+
+
+@app.task(name="syncflow.pump", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+def pump() -> dict[str, int] | None:
+    """Beat, every second: promote due retries, requeue expired leases, republish lost messages."""
+    service = runtime.service
+    # Two beats (or a slow queue) may deliver two pumps at once: the scripts are atomic, so that
+    # is safe; this guard only saves the second one the work.
+    if not service.redis.set(pump_guard_key(service.settings.agent_name), 1, nx=True, px=900):
+        return None
+    totals = asdict(service.pump())
+    if any(totals.values()):
+        log_event(logger, "queue.pumped", **totals)
+    return totals
+
+
+@app.task(name="syncflow.replay", queue=CONTROL_QUEUE)  # type: ignore[untyped-decorator]
+def replay(key: str) -> bool:
+    """Unpark ``key`` and process it again (the task Flower's send-task can call)."""
+    replayed = runtime.service.replay(key)
+    log_event(logger, "failures.replayed", key=key, replayed=replayed)
+    return replayed
