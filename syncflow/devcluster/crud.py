@@ -1,0 +1,394 @@
+"""Object semantics of kube-apiserver: create, read, update, patch and delete with their rules.
+
+This layer knows uid, timestamps, generation, resourceVersion preconditions, the status
+subresource, finalizers and deletionTimestamp. Lifecycle consequences (namespace termination,
+CRDs that start or stop being served) live in :mod:`syncflow.devcluster.lifecycle`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from syncflow.devcluster import errors, kinds, patch
+from syncflow.devcluster.errors import FieldError, StatusError
+from syncflow.devcluster.meta_validation import validate_object_meta
+from syncflow.devcluster.resources import ResourceType
+from syncflow.devcluster.store import Obj, Store
+from syncflow.selectors import FieldSelector, LabelSelector
+
+# metadata fields only the server sets.
+_SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+def now_rfc3339() -> str:
+    """The current time as Kubernetes writes timestamps."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def deep_copy(obj: Any) -> Any:
+    """A deep copy of a JSON value (orjson round trip: fast and exact for JSON data)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+def _content(obj: Obj) -> Obj:
+    """An object without the fields that change on every write, for no-op detection."""
+    meta = {k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+    return {**obj, "metadata": meta}
+
+
+def _spec_part(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The resource a request addresses, in one logical cluster, at one version."""
+
+    cluster: str
+    rtype: ResourceType
+    version: str
+
+    @property
+    def api_version(self) -> str:
+        """apiVersion of objects served at this version."""
+        return self.rtype.api_version(self.version)
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """One page of a list: items, the list's resourceVersion and the continue token."""
+
+    items: list[tuple[str, Obj]]
+    resource_version: int
+    continue_token: str
+    remaining: int | None
+
+
+# Extra field selectors per resource, beyond metadata.name and metadata.namespace.
+_FIELD_LABELS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "events"): (
+        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+        "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+        "reason", "reportingComponent", "source", "type",
+    ),
+    ("", "secrets"): ("type",),
+    ("", "namespaces"): ("status.phase",),
+    ("", "pods"): ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                   "status.phase", "status.podIP", "status.nominatedNodeName"),
+}
+
+
+def field_labels(rtype: ResourceType) -> tuple[str, ...]:
+    """Field selector labels a resource supports."""
+    return ("metadata.name", "metadata.namespace", *_FIELD_LABELS.get((rtype.group, rtype.plural), ()))
+
+
+class Objects:
+    """CRUD on the store with kube-apiserver's rules.
+
+    ``on_write(target, new, old)`` runs after every stored change and ``on_remove(target, obj)``
+    after an object is gone; :class:`~syncflow.devcluster.lifecycle.Lifecycle` hooks in there.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.on_write: Callable[[Target, Obj, Obj | None], None] = lambda t, new, old: None
+        self.on_remove: Callable[[Target, Obj], None] = lambda t, obj: None
+        self.namespace_state: Callable[[str, str], str | None] = self._namespace_phase
+
+    # ----- reads -----
+
+    def get(self, t: Target, namespace: str, name: str) -> Obj:
+        """One object or 404."""
+        obj = self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, name)
+        if obj is None:
+            raise errors.not_found(t.rtype.plural, name, t.rtype.group)
+        return obj
+
+    def list(
+        self,
+        cluster: str | None,
+        rtype: ResourceType,
+        namespace: str | None,
+        *,
+        label_selector: LabelSelector,
+        field_selector: FieldSelector,
+        limit: int = 0,
+        continue_token: str = "",
+    ) -> ListPage:
+        """Objects matching the selectors, sorted by namespace/name, one page at a time."""
+        start = _decode_continue(continue_token) if continue_token else None
+        found = [
+            (c, o)
+            for c, o in self.store.items(cluster, rtype.group, rtype.plural, namespace)
+            if label_selector.matches(o["metadata"].get("labels") or {}) and field_selector.matches(o)
+        ]
+        found.sort(key=_sort_key)
+        if start is not None:
+            found = [item for item in found if _sort_key(item) > start]
+        rv = self.store.resource_version
+        if limit and len(found) > limit:
+            page = found[:limit]
+            token = _encode_continue(_sort_key(page[-1]), rv)
+            return ListPage(page, rv, token, len(found) - limit)
+        return ListPage(found, rv, "", None)
+
+    # ----- writes -----
+
+    def create(self, t: Target, namespace: str, body: Any) -> Obj:
+        """Create an object from a request body."""
+        obj = self._decode(t, body)
+        meta = obj["metadata"]
+        if t.rtype.namespaced:
+            if meta.get("namespace") and meta["namespace"] != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+            self._require_open_namespace(t.cluster, namespace)
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(t, namespace, str(meta["generateName"]))
+        for key in (*_SERVER_META, "resourceVersion", "selfLink", "managedFields"):
+            meta.pop(key, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        if t.rtype.tracks_generation:
+            meta["generation"] = 1
+        if t.rtype.status_subresource:
+            obj.pop("status", None)
+        self._validate(t, obj, None)
+        if self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace if t.rtype.namespaced else "",
+                          meta["name"]) is not None:
+            raise errors.already_exists(t.rtype.plural, meta["name"], t.rtype.group)
+        stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, obj, None)
+        self.on_write(t, stored, None)
+        return stored
+
+    def update(self, t: Target, namespace: str, name: str, body: Any, subresource: str = "") -> Obj:
+        """Replace an object (PUT), or only its status with ``subresource='status'``."""
+        old = self.get(t, namespace, name)
+        new = self._decode(t, body)
+        if new["metadata"].get("name", name) != name:
+            raise errors.bad_request(
+                f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
+            )
+        self._check_resource_version(t, old, new)
+        return self.replace(t, old, new, subresource)
+
+    def patch(
+        self, t: Target, namespace: str, name: str, content_type: str, body: bytes, subresource: str = ""
+    ) -> Obj:
+        """Apply a merge, JSON or strategic merge patch."""
+        old = self.get(t, namespace, name)
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise errors.bad_request(f"error decoding patch: {exc}") from None
+        base = {**deep_copy(old), "apiVersion": t.api_version, "kind": t.rtype.kind}
+        try:
+            if content_type == MERGE_PATCH:
+                patched = patch.merge_patch(base, document)
+            elif content_type == JSON_PATCH:
+                patched = patch.json_patch(base, document)
+            elif content_type == STRATEGIC_PATCH:
+                patch_schema = None if t.rtype.custom else patch.builtin_patch_schema(t.rtype.group, t.rtype.kind)
+                if patch_schema is None:
+                    raise errors.unsupported_media_type(
+                        f"the body of the request was in an unknown format - accepted media types include: "
+                        f"{JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}"
+                    )
+                patched = patch.strategic_merge_patch(base, document, patch_schema)
+            elif content_type == APPLY_PATCH:
+                raise errors.unsupported_media_type(
+                    "server-side apply (application/apply-patch+yaml) is not supported by devcluster; "
+                    "use client-side apply (kubectl apply without --server-side) or a merge patch"
+                )
+            else:
+                raise errors.unsupported_media_type(f"the media type {content_type!r} is not a patch type")
+        except patch.PatchError as exc:
+            raise StatusError(422, "Invalid", str(exc)) from None
+        if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+            raise StatusError(422, "Invalid", "the patch produced an object without metadata")
+        self._check_resource_version(t, old, patched)
+        patched["metadata"]["name"] = name
+        return self.replace(t, old, patched, subresource)
+
+    def replace(self, t: Target, old: Obj, new: Obj, subresource: str = "") -> Obj:
+        """Store ``new`` in place of ``old`` under the rules of the main resource or a subresource."""
+        if subresource == "status":
+            new = {**deep_copy(old), "status": new.get("status")}
+            if new["status"] is None:
+                del new["status"]
+        elif subresource == "finalize":
+            new = {**deep_copy(old), "spec": {**old.get("spec", {}), "finalizers": new.get("spec", {}).get("finalizers")}}
+        else:
+            self._keep_server_fields(t, old, new)
+        meta = new["metadata"]
+        for key in ("namespace", "name", *_SERVER_META):
+            if key in old["metadata"]:
+                meta[key] = old["metadata"][key]
+            else:
+                meta.pop(key, None)
+        meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        new["apiVersion"], new["kind"] = t.api_version, t.rtype.kind
+        if t.rtype.tracks_generation and _spec_part(new) != _spec_part(old):
+            meta["generation"] = int(meta.get("generation", 1)) + 1
+        self._validate(t, new, old)
+        if _content(new) == _content({**old, "apiVersion": t.api_version, "kind": t.rtype.kind}):
+            return old
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._removable(t, new):
+            return self.remove(t, new)
+        stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, new, old)
+        self.on_write(t, stored, old)
+        return stored
+
+    def delete(self, t: Target, namespace: str, name: str, options: dict[str, Any]) -> Obj:
+        """Delete an object: at once, or mark it with deletionTimestamp while finalizers remain."""
+        old = self.get(t, namespace, name)
+        preconditions = options.get("preconditions") or {}
+        for field in ("uid", "resourceVersion"):
+            if preconditions.get(field) and preconditions[field] != old["metadata"].get(field):
+                raise errors.conflict(
+                    t.rtype.plural, name, t.rtype.group,
+                    f"Precondition failed: {field} in precondition: {preconditions[field]}, "
+                    f"{field} in object meta: {old['metadata'].get(field)}",
+                )
+        if old["metadata"].get("deletionTimestamp"):
+            return old
+        if (t.rtype.group, t.rtype.plural) == ("", "namespaces") and name in kinds.PROTECTED_NAMESPACES:
+            raise errors.forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+        return self.mark_deleted(t, old)
+
+    def mark_deleted(self, t: Target, old: Obj) -> Obj:
+        """Set deletionTimestamp, or remove the object when nothing holds it."""
+        new = deep_copy(old)
+        new["metadata"]["deletionTimestamp"] = now_rfc3339()
+        new["metadata"]["deletionGracePeriodSeconds"] = 0
+        if (t.rtype.group, t.rtype.plural) == ("", "namespaces"):
+            new["status"] = {**new.get("status", {}), "phase": "Terminating"}
+        if not new["metadata"].get("finalizers") and self._removable(t, new):
+            return self.remove(t, old)
+        stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, new, old)
+        self.on_write(t, stored, old)
+        return stored
+
+    def remove(self, t: Target, obj: Obj) -> Obj:
+        """Drop an object from storage now."""
+        removed = self.store.remove(t.cluster, t.rtype.group, t.rtype.plural, obj)
+        self.on_remove(t, removed)
+        return removed
+
+    # ----- helpers -----
+
+    def _removable(self, t: Target, obj: Obj) -> bool:
+        """Namespaces and CRDs are held by their contents (the lifecycle removes them when empty)."""
+        return (t.rtype.group, t.rtype.plural) not in {
+            ("", "namespaces"),
+            (kinds.CRD_GROUP, "customresourcedefinitions"),
+        }
+
+    def _decode(self, t: Target, body: Any) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the request body must be a JSON object")
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if api_version and api_version != t.api_version:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version "
+                f"({t.api_version})"
+            )
+        if kind and kind != t.rtype.kind:
+            raise errors.bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({t.rtype.kind})"
+            )
+        obj = deep_copy(body)
+        obj["apiVersion"], obj["kind"] = t.api_version, t.rtype.kind
+        if not isinstance(obj.get("metadata"), dict):
+            obj["metadata"] = {}
+        return obj  # type: ignore[no-any-return]
+
+    def _keep_server_fields(self, t: Target, old: Obj, new: Obj) -> None:
+        if t.rtype.status_subresource:
+            if "status" in old:
+                new["status"] = deep_copy(old["status"])
+            else:
+                new.pop("status", None)
+        deleting = old["metadata"].get("deletionTimestamp")
+        added = set(new["metadata"].get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
+        if deleting and added:
+            raise errors.invalid(t.rtype.kind, old["metadata"]["name"], [FieldError(
+                "metadata.finalizers", "FieldValueForbidden",
+                f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers "
+                f"{sorted(added)}",
+            )], t.rtype.group)
+
+    def _check_resource_version(self, t: Target, old: Obj, new: Obj) -> None:
+        wanted = new["metadata"].get("resourceVersion")
+        if wanted and wanted != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(t.rtype.plural, old["metadata"]["name"], t.rtype.group)
+
+    def _validate(self, t: Target, obj: Obj, old: Obj | None) -> None:
+        meta = obj["metadata"]
+        name = str(meta.get("name") or "")
+        problems = validate_object_meta(
+            meta, namespaced=t.rtype.namespaced, name_validator=lambda n: kinds.name_errors(t.rtype, n)
+        )
+        problems += kinds.prepare(t.rtype, t.version, obj, old)
+        if problems:
+            raise errors.invalid(t.rtype.kind, name, problems, t.rtype.group)
+
+    def _require_open_namespace(self, cluster: str, namespace: str) -> None:
+        phase = self.namespace_state(cluster, namespace)
+        if phase is None:
+            raise errors.not_found("namespaces", namespace)
+        if phase == "Terminating":
+            raise errors.forbidden(
+                f"unable to create new content in namespace {namespace} because it is being terminated"
+            )
+
+    def _namespace_phase(self, cluster: str, namespace: str) -> str | None:
+        ns = self.store.get(cluster, "", "namespaces", "", namespace)
+        if ns is None:
+            return None
+        return str(ns.get("status", {}).get("phase", "Active"))
+
+    def _generate_name(self, t: Target, namespace: str, prefix: str) -> str:
+        for _ in range(16):
+            name = prefix + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+            if self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, name) is None:
+                return name
+        raise StatusError(500, "AlreadyExists", f"could not generate a unique name for {prefix!r}")
+
+
+def _sort_key(item: tuple[str, Obj]) -> tuple[str, str, str]:
+    meta = item[1]["metadata"]
+    return (meta.get("namespace", ""), meta["name"], item[0])
+
+
+def _encode_continue(key: tuple[str, str, str], rv: int) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"rv": rv, "start": list(key)})).decode()
+
+
+def _decode_continue(token: str) -> tuple[str, str, str]:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        namespace, name, cluster = data["start"]
+        return (str(namespace), str(name), str(cluster))
+    except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise errors.bad_request(f"continue key is not valid: {token!r}") from None

@@ -1,0 +1,105 @@
+"""Discovery documents: /version, /api, /apis and the per group-version resource lists."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any
+
+from syncflow.devcluster.registry import Registry
+from syncflow.devcluster.resources import ResourceType
+
+KUBERNETES_VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-devcluster"}
+
+
+def version_info() -> dict[str, Any]:
+    """The /version document."""
+    return {
+        **KUBERNETES_VERSION,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-11-25T00:00:00Z",
+        "goVersion": "go1.24",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
+
+
+def api_versions(server_address: str) -> dict[str, Any]:
+    """The /api document (core group versions)."""
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    gvs = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": gvs, "preferredVersion": gvs[0]}
+
+
+def api_group_list(registry: Registry, cluster: str) -> dict[str, Any]:
+    """The /apis document: every non-core group with its versions."""
+    groups = [_group(g, vs) for g, vs in registry.group_versions(cluster).items() if g]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def api_group(registry: Registry, cluster: str, group: str) -> dict[str, Any] | None:
+    """The /apis/<group> document, or None if the group is not served."""
+    versions = registry.group_versions(cluster).get(group)
+    if not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, versions)}
+
+
+def _storage_version_hash(rtype: ResourceType) -> str:
+    digest = hashlib.sha256(f"{rtype.group}/{rtype.versions[0]}/{rtype.kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
+def resource_entries(rtype: ResourceType) -> list[dict[str, Any]]:
+    """APIResource entries for one type: the resource and its subresources."""
+    entry: dict[str, Any] = {
+        "name": rtype.plural,
+        "singularName": rtype.singular,
+        "namespaced": rtype.namespaced,
+        "kind": rtype.kind,
+        "verbs": rtype.verbs,
+        "storageVersionHash": _storage_version_hash(rtype),
+    }
+    if rtype.short_names:
+        entry["shortNames"] = list(rtype.short_names)
+    if rtype.categories:
+        entry["categories"] = list(rtype.categories)
+    entries = [entry]
+    sub_verbs = ["get", "patch", "update"]
+    if rtype.status_subresource:
+        entries.append(
+            {"name": f"{rtype.plural}/status", "singularName": "", "namespaced": rtype.namespaced,
+             "kind": rtype.kind, "verbs": sub_verbs}
+        )
+    if rtype.scale is not None:
+        entries.append(
+            {"name": f"{rtype.plural}/scale", "singularName": "", "namespaced": rtype.namespaced,
+             "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": sub_verbs}
+        )
+    if (rtype.group, rtype.plural) == ("", "namespaces"):
+        entries.append(
+            {"name": "namespaces/finalize", "singularName": "", "namespaced": False, "kind": "Namespace",
+             "verbs": ["update"]}
+        )
+    return entries
+
+
+def resource_list(registry: Registry, cluster: str, group: str, version: str) -> dict[str, Any] | None:
+    """The APIResourceList of one group-version, or None if it is not served."""
+    types = [t for t in registry.types(cluster) if t.group == group and version in t.versions]
+    if not types:
+        return None
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{group}/{version}" if group else version,
+        "resources": [e for t in types for e in resource_entries(t)],
+    }

@@ -1,0 +1,344 @@
+"""The HTTP face of devcluster: routes Kubernetes API requests to the object layer."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from syncflow.devcluster import discovery, errors, openapi, routing, scale, tables
+from syncflow.devcluster.crud import Objects, Target, field_labels
+from syncflow.devcluster.errors import StatusError
+from syncflow.devcluster.lifecycle import Lifecycle
+from syncflow.devcluster.registry import Registry
+from syncflow.devcluster.resources import ResourceType
+from syncflow.devcluster.store import Obj, Store
+from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
+from syncflow.logs import log_event
+from syncflow.selectors import FieldSelector, LabelSelector, SelectorError
+
+logger = logging.getLogger("syncflow.devcluster")
+
+PLAIN_CLUSTER = ""
+_UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
+
+
+@dataclass
+class ServerConfig:
+    """Tunables of one devcluster server."""
+
+    tokens: dict[str, str] = field(default_factory=dict)  # bearer token -> identity; empty = open
+    bookmark_interval: float = 60.0
+    watch_history: int = 10_000
+    min_request_timeout: float = 1800.0
+    server_address: str = "127.0.0.1:6443"
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    """A JSON response encoded with orjson."""
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+
+
+def _bool_param(value: str | None) -> bool:
+    return value is not None and value.lower() in ("true", "1")
+
+
+class DevCluster:
+    """One API server: storage, resource types, object semantics and the aiohttp application."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        self.store = Store(history=self.config.watch_history)
+        self.registry = Registry()
+        self.objects = Objects(self.store)
+        self.lifecycle = Lifecycle(self.objects, self.registry)
+        self.lifecycle.create_cluster(PLAIN_CLUSTER)
+
+    def app(self) -> web.Application:
+        """The aiohttp application serving the API."""
+        application = web.Application(middlewares=[self._errors, self._authenticate], client_max_size=16 * 2**20)
+        application.router.add_route("*", "/{path:.*}", self._dispatch)
+        return application
+
+    # ----- middleware -----
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            response: web.StreamResponse = await handler(request)
+            return response
+        except StatusError as exc:
+            return json_response(exc.body(), exc.code)
+        except SelectorError as exc:
+            return json_response(errors.bad_request(str(exc)).body(), 400)
+        except web.HTTPException:
+            raise
+        except Exception as exc:
+            log_event(logger, "request.failed", level=logging.ERROR, method=request.method, path=request.path,
+                      error=repr(exc))
+            logger.exception("unhandled error")
+            failure = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
+            return json_response(failure.body(), 500)
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self.config.tokens and request.path not in _UNAUTHENTICATED_PATHS:
+            header = request.headers.get("Authorization", "")
+            token = header[len("Bearer "):] if header.startswith("Bearer ") else ""
+            if token not in self.config.tokens:
+                raise errors.unauthorized()
+            request["identity"] = self.config.tokens[token]
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    # ----- routing -----
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        return await self.serve(request, PLAIN_CLUSTER, [s for s in request.path.split("/") if s])
+
+    async def serve(self, request: web.Request, cluster: str, segments: list[str]) -> web.StreamResponse:
+        """Serve a request for ``cluster`` whose path (after any cluster prefix) is ``segments``."""
+        path = "/" + "/".join(segments)
+        if path in _UNAUTHENTICATED_PATHS:
+            return web.Response(text="ok")
+        if path == "/version":
+            return json_response(discovery.version_info())
+        if segments[:2] == ["openapi", "v3"]:
+            return self._openapi(cluster, segments[2:])
+        parsed = routing.parse(segments)
+        if isinstance(parsed, routing.DiscoveryPath):
+            return self._discovery(cluster, parsed)
+        if isinstance(parsed, routing.ApiPath):
+            if not parsed.resource:
+                doc = discovery.resource_list(self.registry, cluster, parsed.group, parsed.version)
+                if doc is None:
+                    raise _not_served()
+                return json_response(doc)
+            return await self._resource(request, cluster, parsed)
+        raise _not_served()
+
+    def _discovery(self, cluster: str, path: routing.DiscoveryPath) -> web.Response:
+        if path.group is None:
+            return json_response(discovery.api_versions(self.config.server_address))
+        if path.group == "":
+            return json_response(discovery.api_group_list(self.registry, cluster))
+        doc = discovery.api_group(self.registry, cluster, path.group)
+        if doc is None:
+            raise _not_served()
+        return json_response(doc)
+
+    def _openapi(self, cluster: str, rest: list[str]) -> web.Response:
+        if not rest:
+            return json_response(openapi.root_document(self.registry, cluster))
+        parsed = routing.parse(rest)
+        if isinstance(parsed, routing.ApiPath) and not parsed.resource:
+            doc = openapi.group_version_document(self.registry, cluster, parsed.group, parsed.version)
+            if doc is not None:
+                return json_response(doc)
+        raise _not_served()
+
+    # ----- resources -----
+
+    def present(self, t: Target, cluster: str, obj: Obj) -> Obj:
+        """An object as served at the request's version."""
+        return {**obj, "apiVersion": t.api_version, "kind": t.rtype.kind}
+
+    async def _resource(self, request: web.Request, cluster: str, path: routing.ApiPath) -> web.StreamResponse:
+        rtype = self.registry.lookup(cluster, path.group, path.version, path.resource)
+        if rtype is None or (path.namespace is not None and not rtype.namespaced):
+            raise _not_served()
+        t = Target(cluster, rtype, path.version)
+        namespace = (path.namespace or "") if rtype.namespaced else ""
+        method = request.method
+        if path.subresource and not self._has_subresource(rtype, path.subresource):
+            raise _not_served()
+        if rtype.namespaced and path.name and path.namespace is None:
+            raise _not_served()
+        if not path.name:
+            if method == "GET":
+                return await self._list_or_watch(request, t, path.namespace)
+            if method == "POST":
+                if rtype.namespaced and path.namespace is None:
+                    raise errors.method_not_allowed(f"POST on cluster-wide {rtype.plural} is not allowed")
+                created = self.objects.create(t, namespace, await self._body(request))
+                return json_response(self.present(t, cluster, created), 201)
+            if method == "DELETE":
+                return await self._delete_collection(request, t, path.namespace)
+            raise errors.method_not_allowed(f"the server does not allow this method on the requested resource")
+        if path.subresource == "scale":
+            return await self._scale(request, t, namespace, path.name)
+        if method == "GET":
+            shown = self.present(t, cluster, self.objects.get(t, namespace, path.name))
+            if tables.wants_table(request.headers.get("Accept", "")):
+                return json_response(tables.table(
+                    t.rtype, t.version, [shown], resource_version=shown["metadata"]["resourceVersion"],
+                    include_object=request.query.get("includeObject", "Metadata"),
+                ))
+            return json_response(shown)
+        if method == "PUT":
+            body = await self._body(request)
+            updated = self.objects.update(t, namespace, path.name, body, path.subresource)
+            return json_response(self.present(t, cluster, updated))
+        if method == "PATCH":
+            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            patched = self.objects.patch(t, namespace, path.name, content_type, await request.read(),
+                                         path.subresource)
+            return json_response(self.present(t, cluster, patched))
+        if method == "DELETE" and not path.subresource:
+            options = await self._delete_options(request)
+            result = self.objects.delete(t, namespace, path.name, options)
+            if result["metadata"].get("deletionTimestamp") and self.store.get(
+                cluster, rtype.group, rtype.plural, namespace, path.name
+            ):
+                return json_response(self.present(t, cluster, result))
+            return json_response(_deleted_status(rtype, result))
+        raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+    @staticmethod
+    def _has_subresource(rtype: ResourceType, subresource: str) -> bool:
+        if subresource == "status":
+            return rtype.status_subresource
+        if subresource == "scale":
+            return rtype.scale is not None
+        return subresource == "finalize" and (rtype.group, rtype.plural) == ("", "namespaces")
+
+    async def _body(self, request: web.Request) -> Any:
+        raw = await request.read()
+        content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        try:
+            if content_type in ("application/yaml", "application/x-yaml"):
+                return yaml.safe_load(raw)
+            if content_type in ("application/json", ""):
+                return orjson.loads(raw)
+        except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+            raise errors.bad_request(f"error decoding the request body: {exc}") from None
+        raise errors.unsupported_media_type(
+            f"the body of the request was in an unknown format - accepted media types include: "
+            f"application/json, application/yaml (got {content_type})"
+        )
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if request.can_read_body:
+            raw = await request.read()
+            if raw.strip():
+                try:
+                    loaded = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    raise errors.bad_request(f"error decoding DeleteOptions: {exc}") from None
+                if isinstance(loaded, dict):
+                    options = loaded
+        for param in ("propagationPolicy", "gracePeriodSeconds"):
+            if param in request.query:
+                options[param] = request.query[param]
+        return options
+
+    def _selectors(self, request: web.Request, rtype: ResourceType) -> tuple[LabelSelector, FieldSelector]:
+        labels = LabelSelector.parse(request.query.get("labelSelector", ""))
+        fields = FieldSelector.parse(request.query.get("fieldSelector", ""), field_labels(rtype))
+        return labels, fields
+
+    async def _list_or_watch(self, request: web.Request, t: Target, namespace: str | None) -> web.StreamResponse:
+        labels, fields = self._selectors(request, t.rtype)
+        query = request.query
+        if _bool_param(query.get("watch")):
+            timeout = float(query["timeoutSeconds"]) if "timeoutSeconds" in query else default_timeout(
+                self.config.min_request_timeout
+            )
+            send_initial = query.get("sendInitialEvents")
+            watch_request = WatchRequest(
+                cluster=self.watch_cluster(t.cluster),
+                group=t.rtype.group,
+                plural=t.rtype.plural,
+                namespace=namespace,
+                resource_version=query.get("resourceVersion", ""),
+                label_selector=labels,
+                field_selector=fields,
+                timeout=timeout,
+                bookmarks=_bool_param(query.get("allowWatchBookmarks")),
+                send_initial_events=None if send_initial is None else _bool_param(send_initial),
+            )
+            as_table = tables.wants_table(request.headers.get("Accept", ""))
+            include = query.get("includeObject", "Metadata")
+
+            def present(cluster: str, obj: Obj) -> Obj:
+                shown = self.present(t, cluster, obj)
+                if as_table:
+                    return tables.table(t.rtype, t.version, [shown], resource_version=shown["metadata"].get(
+                        "resourceVersion", ""), include_object=include)
+                return shown
+
+            def bookmark(rv: int) -> Obj:
+                return {"kind": t.rtype.kind, "apiVersion": t.api_version,
+                        "metadata": {"resourceVersion": str(rv)}}
+
+            stream = WatchStream(self.store, watch_request, present, bookmark, self.config.bookmark_interval)
+            return await stream.serve(request)
+        try:
+            limit = int(query.get("limit", "0") or 0)
+        except ValueError:
+            raise errors.bad_request(f"invalid limit: {query.get('limit')}") from None
+        page = self.objects.list(
+            self.watch_cluster(t.cluster), t.rtype, namespace, label_selector=labels, field_selector=fields,
+            limit=limit, continue_token=query.get("continue", ""),
+        )
+        items = [self.present(t, cluster, obj) for cluster, obj in page.items]
+        if tables.wants_table(request.headers.get("Accept", "")):
+            return json_response(tables.table(
+                t.rtype, t.version, items, resource_version=str(page.resource_version),
+                continue_token=page.continue_token, include_object=query.get("includeObject", "Metadata"),
+            ))
+        metadata: dict[str, Any] = {"resourceVersion": str(page.resource_version)}
+        if page.continue_token:
+            metadata["continue"] = page.continue_token
+            metadata["remainingItemCount"] = page.remaining
+        return json_response(
+            {"kind": t.rtype.list_kind, "apiVersion": t.api_version, "metadata": metadata, "items": items}
+        )
+
+    def watch_cluster(self, cluster: str) -> str | None:
+        """The cluster a list or watch covers (None = every cluster); kcp mode overrides ``*``."""
+        return cluster
+
+    async def _delete_collection(self, request: web.Request, t: Target, namespace: str | None) -> web.Response:
+        labels, fields = self._selectors(request, t.rtype)
+        options = await self._delete_options(request)
+        page = self.objects.list(t.cluster, t.rtype, namespace, label_selector=labels, field_selector=fields)
+        deleted = []
+        for _, obj in page.items:
+            meta = obj["metadata"]
+            deleted.append(self.present(t, t.cluster, self.objects.delete(
+                t, meta.get("namespace", ""), meta["name"], options)))
+        return json_response({"kind": t.rtype.list_kind, "apiVersion": t.api_version,
+                              "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted})
+
+    async def _scale(self, request: web.Request, t: Target, namespace: str, name: str) -> web.Response:
+        assert t.rtype.scale is not None
+        obj = self.objects.get(t, namespace, name)
+        if request.method == "GET":
+            return json_response(scale.scale_of(t.rtype.scale, obj))
+        if request.method == "PUT":
+            wanted = await self._body(request)
+        elif request.method == "PATCH":
+            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            wanted = scale.patch_scale(scale.scale_of(t.rtype.scale, obj), content_type, await request.read())
+        else:
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        updated = self.objects.replace(t, obj, scale.with_replicas(t.rtype.scale, obj, wanted))
+        return json_response(scale.scale_of(t.rtype.scale, updated))
+
+
+def _not_served() -> StatusError:
+    return StatusError(404, "NotFound", "the server could not find the requested resource")
+
+
+def _deleted_status(rtype: ResourceType, obj: Obj) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": obj["metadata"]["name"], "kind": rtype.plural,
+                               "uid": obj["metadata"].get("uid", "")}
+    if rtype.group:
+        details["group"] = rtype.group
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

