@@ -2,12 +2,181 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 import click
 
-from syncflow import __version__
+from syncflow import __version__, tasks
+from syncflow.config import ConfigError, Settings, load_settings
+from syncflow.queue import report
+from syncflow.queue.layout import CELERY_QUEUES
+from syncflow.queue.processes import run_beat, run_worker
+from syncflow.queue.service import QueueService
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="syncflow")
 def main() -> None:
     """Keep Kubernetes objects in sync between kcp workspaces and service clusters."""
+
+
+# --- work queue, failures, worker and beat (logic lives in syncflow.queue) ---
+
+
+def _settings_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The flags every queue command shares; they override SYNCFLOW_* variables and the YAML file."""
+    options = [
+        click.option(
+            "--config",
+            "config_file",
+            envvar="SYNCFLOW_CONFIG",
+            type=click.Path(dir_okay=False),
+            help="YAML settings file.",
+        ),
+        click.option("--redis-url", default=None, help="Redis of the work queue and broker."),
+        click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys."),
+        click.option("--log-format", type=click.Choice(["text", "json"]), default=None),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _settings(config_file: str | None, **flags: Any) -> Settings:
+    try:
+        return load_settings(config_file, **flags)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _service(settings: Settings) -> QueueService:
+    tasks.bind(settings)
+    return tasks.runtime.service
+
+
+@main.command("queue")
+@_settings_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--watch", is_flag=True, help="Refresh until interrupted.")
+@click.option(
+    "--interval",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds between refreshes with --watch.",
+)
+def queue_command(as_json: bool, watch: bool, interval: float, config_file: str | None, **flags: Any) -> None:
+    """Show per queue: dirty, pending, leased, delayed and parked keys, and broker messages."""
+    service = _service(_settings(config_file, **flags))
+    if watch:
+        report.watch_snapshot(service, interval, click.echo)
+    snapshot = report.queue_snapshot(service)
+    click.echo(json.dumps(snapshot, indent=2) if as_json else report.format_snapshot(snapshot))
+
+
+@main.group()
+def failures() -> None:
+    """List, inspect and replay parked keys (failures that retrying could not fix)."""
+
+
+@failures.command("list")
+@_settings_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--match", default="*", show_default=True, help="Only keys matching this glob.")
+def failures_list(as_json: bool, match: str, config_file: str | None, **flags: Any) -> None:
+    """One line per parked key: key, attempts, first/last failure, last error."""
+    output = report.format_failures(_service(_settings(config_file, **flags)).parked(match), as_json=as_json)
+    if output:
+        click.echo(output)
+
+
+@failures.command("show")
+@_settings_options
+@click.argument("key")
+def failures_show(key: str, config_file: str | None, **flags: Any) -> None:
+    """The full last error and traceback of KEY."""
+    failure = _service(_settings(config_file, **flags)).failure(key)
+    if failure is None:
+        raise click.ClickException(f"no failure recorded for {key}")
+    click.echo(report.format_failure(failure))
+
+
+@failures.command("replay")
+@_settings_options
+@click.argument("keys", nargs=-1)
+@click.option("--all", "replay_all", is_flag=True, help="Replay every parked key (see --match).")
+@click.option("--match", default="*", show_default=True, help="With --all: only keys matching this glob.")
+def failures_replay(
+    keys: tuple[str, ...], replay_all: bool, match: str, config_file: str | None, **flags: Any
+) -> None:
+    """Unpark KEYS (or --all) and process them again."""
+    if bool(keys) == replay_all:
+        raise click.UsageError("give KEYS or --all, not both or neither")
+    service = _service(_settings(config_file, **flags))
+    if replay_all:
+        replayed = service.replay_matching(match)
+        click.echo(f"replayed {len(replayed)} keys")
+        return
+    missing = [key for key in keys if not service.replay(key)]
+    click.echo(f"replayed {len(keys) - len(missing)} keys")
+    if missing:
+        raise click.ClickException("not parked: " + " ".join(missing))
+
+
+@main.command()
+@_settings_options
+@click.option(
+    "-Q",
+    "--queues",
+    default=",".join(CELERY_QUEUES),
+    show_default=True,
+    help="Comma-separated Celery queues to consume.",
+)
+@click.option(
+    "-c",
+    "--concurrency",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Worker processes (prefork).",
+)
+@click.option("-I", "--include", multiple=True, help="Module defining keyed tasks (repeatable).")
+@click.option("-l", "--loglevel", default="INFO", show_default=True)
+@click.option("-n", "--hostname", default=None, help="Worker node name (Celery's %h patterns work).")
+def worker(
+    *,
+    queues: str,
+    concurrency: int,
+    include: tuple[str, ...],
+    loglevel: str,
+    hostname: str | None,
+    config_file: str | None,
+    **flags: Any,
+) -> None:
+    """Run a Celery worker for syncflow's keyed tasks."""
+    run_worker(
+        _settings(config_file, **flags),
+        queues=[q for q in queues.split(",") if q],
+        concurrency=concurrency,
+        include=include,
+        loglevel=loglevel,
+        hostname=hostname,
+    )
+
+
+@main.command()
+@_settings_options
+@click.option(
+    "-s",
+    "--schedule",
+    default="celerybeat-schedule",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Beat's state file.",
+)
+@click.option("-l", "--loglevel", default="INFO", show_default=True)
+def beat(schedule: str, loglevel: str, config_file: str | None, **flags: Any) -> None:
+    """Run Celery beat: the queue pump every second (safe to run twice)."""
+    run_beat(_settings(config_file, **flags), schedule=schedule, loglevel=loglevel)

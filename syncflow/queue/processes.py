@@ -1,0 +1,34 @@
+"""Starts the long-running processes: a Celery worker or Celery beat for syncflow's app."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from syncflow.config import Settings
+from syncflow.tasks import app, bind
+
+
+def run_worker(
+    settings: Settings,
+    *,
+    queues: Sequence[str],
+    concurrency: int,
+    include: Sequence[str] = (),
+    loglevel: str = "INFO",
+    hostname: str | None = None,
+) -> None:
+    """Run a prefork Celery worker consuming ``queues`` (blocks until shutdown)."""
+    bind(settings)
+    argv = ["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}", "--pool=prefork", "-E"]
+    argv += ["--queues", ",".join(queues)]
+    if include:
+        argv += ["--include", ",".join(include)]
+    if hostname:
+        argv += ["--hostname", hostname]
+    app.worker_main(argv)
+
+
+def run_beat(settings: Settings, *, schedule: str, loglevel: str = "INFO") -> None:
+    """Run Celery beat with syncflow's schedule (blocks until shutdown)."""
+    bind(settings)
+    app.Beat(schedule=schedule, loglevel=loglevel, max_interval=5).run()
