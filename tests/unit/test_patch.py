@@ -348,8 +348,8 @@ def test_service_ports_merge_by_port_and_plain_kinds() -> None:
     assert result["spec"]["ports"] == [{"port": 80, "targetPort": 9090}, {"port": 443}]
     role = builtin_patch_schema("rbac.authorization.k8s.io", "Role")
     assert role is not None
-    original = {"rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]}
-    assert strategic_merge_patch(original, {"rules": [{"verbs": ["watch"]}]}, role) == {
+    rules = {"rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]}
+    assert strategic_merge_patch(rules, {"rules": [{"verbs": ["watch"]}]}, role) == {
         "rules": [{"verbs": ["watch"]}]
     }
     sa = builtin_patch_schema("", "ServiceAccount")
