@@ -22,6 +22,70 @@ def main() -> None:
     """Keep Kubernetes objects in sync between kcp workspaces and service clusters."""
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    default=6443,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0 picks a free one).",
+)
+@click.option(
+    "--kubeconfig",
+    "kubeconfig_path",
+    default="devcluster.kubeconfig",
+    show_default=True,
+    type=click.Path(dir_okay=False, writable=True),
+    help="Where to write the kubeconfig.",
+)
+@click.option("--token", default=None, help="Require this bearer token on every request (implies --tls).")
+@click.option(
+    "--tls/--no-tls",
+    default=None,
+    help="Serve HTTPS with a generated certificate (default: when --token is given).",
+)
+@click.option(
+    "--bookmark-interval",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0.05),
+    help="Seconds between watch BOOKMARK events.",
+)
+@click.option(
+    "--watch-history",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Events kept for resuming watches; older resourceVersions get 410 Gone.",
+)
+def devcluster(
+    host: str,
+    port: int,
+    kubeconfig_path: str,
+    token: str | None,
+    tls: bool | None,
+    bookmark_interval: float,
+    watch_history: int,
+) -> None:
+    """Run the embedded Kubernetes-compatible API server (in memory)."""
+    from pathlib import Path
+
+    from syncflow.devcluster.runner import RunOptions, run
+
+    run(
+        RunOptions(
+            host=host,
+            port=port,
+            kubeconfig=Path(kubeconfig_path),
+            token=token,
+            tls=tls,
+            bookmark_interval=bookmark_interval,
+            watch_history=watch_history,
+        )
+    )
+
+
 # --- work queue, failures, worker and beat (logic lives in syncflow.queue) ---
 
 

@@ -82,14 +82,29 @@ class ListPage:
 # Extra field selectors per resource, beyond metadata.name and metadata.namespace.
 _FIELD_LABELS: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "events"): (
-        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
-        "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
-        "reason", "reportingComponent", "source", "type",
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
     ),
     ("", "secrets"): ("type",),
     ("", "namespaces"): ("status.phase",),
-    ("", "pods"): ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-                   "status.phase", "status.podIP", "status.nominatedNodeName"),
+    ("", "pods"): (
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    ),
 }
 
 
@@ -174,8 +189,16 @@ class Objects:
         if t.rtype.status_subresource:
             obj.pop("status", None)
         self._validate(t, obj, None)
-        if self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace if t.rtype.namespaced else "",
-                          meta["name"]) is not None:
+        if (
+            self.store.get(
+                t.cluster,
+                t.rtype.group,
+                t.rtype.plural,
+                namespace if t.rtype.namespaced else "",
+                meta["name"],
+            )
+            is not None
+        ):
             raise errors.already_exists(t.rtype.plural, meta["name"], t.rtype.group)
         stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, obj, None)
         self.on_write(t, stored, None)
@@ -187,7 +210,8 @@ class Objects:
         new = self._decode(t, body)
         if new["metadata"].get("name", name) != name:
             raise errors.bad_request(
-                f"the name of the object ({new['metadata']['name']}) does not match the name on the URL ({name})"
+                f"the name of the object ({new['metadata']['name']}) does not match the name on the URL "
+                f"({name})"
             )
         self._check_resource_version(t, old, new)
         return self.replace(t, old, new, subresource)
@@ -208,7 +232,9 @@ class Objects:
             elif content_type == JSON_PATCH:
                 patched = patch.json_patch(base, document)
             elif content_type == STRATEGIC_PATCH:
-                patch_schema = None if t.rtype.custom else patch.builtin_patch_schema(t.rtype.group, t.rtype.kind)
+                patch_schema = (
+                    None if t.rtype.custom else patch.builtin_patch_schema(t.rtype.group, t.rtype.kind)
+                )
                 if patch_schema is None:
                     raise errors.unsupported_media_type(
                         f"the body of the request was in an unknown format - accepted media types include: "
@@ -237,7 +263,10 @@ class Objects:
             if new["status"] is None:
                 del new["status"]
         elif subresource == "finalize":
-            new = {**deep_copy(old), "spec": {**old.get("spec", {}), "finalizers": new.get("spec", {}).get("finalizers")}}
+            new = {
+                **deep_copy(old),
+                "spec": {**old.get("spec", {}), "finalizers": new.get("spec", {}).get("finalizers")},
+            }
         else:
             self._keep_server_fields(t, old, new)
         meta = new["metadata"]
@@ -266,7 +295,9 @@ class Objects:
         for field in ("uid", "resourceVersion"):
             if preconditions.get(field) and preconditions[field] != old["metadata"].get(field):
                 raise errors.conflict(
-                    t.rtype.plural, name, t.rtype.group,
+                    t.rtype.plural,
+                    name,
+                    t.rtype.group,
                     f"Precondition failed: {field} in precondition: {preconditions[field]}, "
                     f"{field} in object meta: {old['metadata'].get(field)}",
                 )
@@ -332,11 +363,20 @@ class Objects:
         deleting = old["metadata"].get("deletionTimestamp")
         added = set(new["metadata"].get("finalizers") or []) - set(old["metadata"].get("finalizers") or [])
         if deleting and added:
-            raise errors.invalid(t.rtype.kind, old["metadata"]["name"], [FieldError(
-                "metadata.finalizers", "FieldValueForbidden",
-                f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers "
-                f"{sorted(added)}",
-            )], t.rtype.group)
+            raise errors.invalid(
+                t.rtype.kind,
+                old["metadata"]["name"],
+                [
+                    FieldError(
+                        "metadata.finalizers",
+                        "FieldValueForbidden",
+                        "Forbidden: no new finalizers can be added if the object is being deleted, "
+                        "found new finalizers "
+                        f"{sorted(added)}",
+                    )
+                ],
+                t.rtype.group,
+            )
 
     def _check_resource_version(self, t: Target, old: Obj, new: Obj) -> None:
         wanted = new["metadata"].get("resourceVersion")

@@ -76,18 +76,35 @@ def resource_entries(rtype: ResourceType) -> list[dict[str, Any]]:
     sub_verbs = ["get", "patch", "update"]
     if rtype.status_subresource:
         entries.append(
-            {"name": f"{rtype.plural}/status", "singularName": "", "namespaced": rtype.namespaced,
-             "kind": rtype.kind, "verbs": sub_verbs}
+            {
+                "name": f"{rtype.plural}/status",
+                "singularName": "",
+                "namespaced": rtype.namespaced,
+                "kind": rtype.kind,
+                "verbs": sub_verbs,
+            }
         )
     if rtype.scale is not None:
         entries.append(
-            {"name": f"{rtype.plural}/scale", "singularName": "", "namespaced": rtype.namespaced,
-             "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": sub_verbs}
+            {
+                "name": f"{rtype.plural}/scale",
+                "singularName": "",
+                "namespaced": rtype.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": sub_verbs,
+            }
         )
     if (rtype.group, rtype.plural) == ("", "namespaces"):
         entries.append(
-            {"name": "namespaces/finalize", "singularName": "", "namespaced": False, "kind": "Namespace",
-             "verbs": ["update"]}
+            {
+                "name": "namespaces/finalize",
+                "singularName": "",
+                "namespaced": False,
+                "kind": "Namespace",
+                "verbs": ["update"],
+            }
         )
     return entries
 

@@ -103,7 +103,9 @@ def invalid(kind: str, name: str, errors: list[FieldError], group: str = "") -> 
     }
     if group:
         details["group"] = group
-    return StatusError(422, "Invalid", f'{kind}.{group or ""}'.rstrip(".") + f' "{name}" is invalid: {summary}', details)
+    return StatusError(
+        422, "Invalid", f"{kind}.{group or ''}".rstrip(".") + f' "{name}" is invalid: {summary}', details
+    )
 
 
 def bad_request(message: str) -> StatusError:

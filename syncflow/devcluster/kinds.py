@@ -117,10 +117,20 @@ def _prepare_crd(obj: Obj, old: Obj | None) -> list[FieldError]:
     obj["status"] = {
         "acceptedNames": accepted,
         "conditions": [
-            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-             "message": "no conflicts found", "lastTransitionTime": now},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted", "lastTransitionTime": now},
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+                "lastTransitionTime": now,
+            },
+            {
+                "type": "Established",
+                "status": "True",
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+                "lastTransitionTime": now,
+            },
         ],
         "storedVersions": stored,
     }
@@ -134,30 +144,55 @@ def crd_errors(crd: Obj) -> list[FieldError]:
         return [FieldError("spec", "FieldValueRequired", "Required value")]
     errors: list[FieldError] = []
     group = spec.get("group") or ""
-    names_ = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    names_: dict[str, Any] = spec["names"] if isinstance(spec.get("names"), dict) else {}
     plural = names_.get("plural") or ""
     if not group:
         errors.append(FieldError("spec.group", "FieldValueRequired", "Required value"))
     elif "." not in group:
-        errors.append(FieldError("spec.group", "FieldValueInvalid",
-                                 f'Invalid value: "{group}": should be a domain with at least one dot'))
+        errors.append(
+            FieldError(
+                "spec.group",
+                "FieldValueInvalid",
+                f'Invalid value: "{group}": should be a domain with at least one dot',
+            )
+        )
     for field in ("plural", "kind"):
         if not names_.get(field):
             errors.append(FieldError(f"spec.names.{field}", "FieldValueRequired", "Required value"))
     if plural and group and crd["metadata"].get("name") != f"{plural}.{group}":
-        errors.append(FieldError(
-            "metadata.name", "FieldValueInvalid",
-            f'Invalid value: "{crd["metadata"].get("name")}": must be spec.names.plural+"."+spec.group'))
+        errors.append(
+            FieldError(
+                "metadata.name",
+                "FieldValueInvalid",
+                f'Invalid value: "{crd["metadata"].get("name")}": must be spec.names.plural+"."+spec.group',
+            )
+        )
     if spec.get("scope", "Namespaced") not in ("Namespaced", "Cluster"):
-        errors.append(FieldError("spec.scope", "FieldValueNotSupported",
-                                 f'Unsupported value: "{spec.get("scope")}": supported values: "Cluster", "Namespaced"'))
+        errors.append(
+            FieldError(
+                "spec.scope",
+                "FieldValueNotSupported",
+                f'Unsupported value: "{spec.get("scope")}": supported values: "Cluster", "Namespaced"',
+            )
+        )
     versions = spec.get("versions")
     if not isinstance(versions, list) or not versions:
-        errors.append(FieldError("spec.versions", "FieldValueInvalid", "Invalid value: must have exactly one version marked as storage version"))
+        errors.append(
+            FieldError(
+                "spec.versions",
+                "FieldValueInvalid",
+                "Invalid value: must have exactly one version marked as storage version",
+            )
+        )
         return errors
     if sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
-        errors.append(FieldError("spec.versions", "FieldValueInvalid",
-                                 "Invalid value: must have exactly one version marked as storage version"))
+        errors.append(
+            FieldError(
+                "spec.versions",
+                "FieldValueInvalid",
+                "Invalid value: must have exactly one version marked as storage version",
+            )
+        )
     for i, version in enumerate(versions):
         if not isinstance(version, dict) or not version.get("name"):
             errors.append(FieldError(f"spec.versions[{i}].name", "FieldValueRequired", "Required value"))
@@ -168,5 +203,7 @@ def _crd_immutable_errors(new: Obj, old: Obj) -> list[FieldError]:
     errors = []
     for field in ("group", "scope"):
         if new["spec"].get(field, "Namespaced") != old["spec"].get(field, "Namespaced"):
-            errors.append(FieldError(f"spec.{field}", "FieldValueInvalid", "Invalid value: field is immutable"))
+            errors.append(
+                FieldError(f"spec.{field}", "FieldValueInvalid", "Invalid value: field is immutable")
+            )
     return errors

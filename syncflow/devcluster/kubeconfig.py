@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 from typing import Any
@@ -9,13 +10,18 @@ from typing import Any
 import yaml
 
 
-def kubeconfig(contexts: dict[str, str], token: str | None, current: str) -> dict[str, Any]:
+def kubeconfig(
+    contexts: dict[str, str], token: str | None, current: str, ca_pem: bytes | None = None
+) -> dict[str, Any]:
     """A kubeconfig with one cluster+context per (context name -> server URL), all with one user."""
     user: dict[str, Any] = {"token": token} if token else {}
+    cluster: dict[str, Any] = {}
+    if ca_pem:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": url}} for name, url in contexts.items()],
+        "clusters": [{"name": name, "cluster": {"server": url, **cluster}} for name, url in contexts.items()],
         "users": [{"name": "devcluster", "user": user}],
         "contexts": [
             {"name": name, "context": {"cluster": name, "user": "devcluster", "namespace": "default"}}

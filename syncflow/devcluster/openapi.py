@@ -30,7 +30,9 @@ def _object_path(rtype: ResourceType, version: str) -> str:
     return f"{prefix}/{rtype.plural}/{{name}}"
 
 
-def group_version_document(registry: Registry, cluster: str, group: str, version: str) -> dict[str, Any] | None:
+def group_version_document(
+    registry: Registry, cluster: str, group: str, version: str
+) -> dict[str, Any] | None:
     """The OpenAPI v3 document of one group-version, or None if it is not served."""
     types = [t for t in registry.types(cluster) if t.group == group and version in t.versions]
     if not types:
@@ -44,8 +46,16 @@ def group_version_document(registry: Registry, cluster: str, group: str, version
                 "x-kubernetes-action": "patch",
                 "x-kubernetes-group-version-kind": gvk,
                 "parameters": [
-                    {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
-                    {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+                    {
+                        "name": "fieldValidation",
+                        "in": "query",
+                        "schema": {"type": "string", "uniqueItems": True},
+                    },
+                    {
+                        "name": "fieldManager",
+                        "in": "query",
+                        "schema": {"type": "string", "uniqueItems": True},
+                    },
                 ],
                 "responses": {"200": {"description": "OK"}},
             }

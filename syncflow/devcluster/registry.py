@@ -17,7 +17,9 @@ class Registry:
 
     def lookup(self, cluster: str, group: str, version: str, plural: str) -> ResourceType | None:
         """The type served at ``group/version/plural``, if any."""
-        found = _BUILTIN_BY_RESOURCE.get((group, plural)) or self._custom.get(cluster, {}).get((group, plural))
+        found = _BUILTIN_BY_RESOURCE.get((group, plural)) or self._custom.get(cluster, {}).get(
+            (group, plural)
+        )
         if found is None or version not in found.versions:
             return None
         return found

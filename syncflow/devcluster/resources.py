@@ -8,7 +8,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ScaleSubresource:
-    """Where a resource keeps the fields of its ``/scale`` subresource (JSON paths like ``.spec.replicas``)."""
+    """Where a resource keeps its ``/scale`` fields (JSON paths like ``.spec.replicas``)."""
 
     spec_replicas_path: str = ".spec.replicas"
     status_replicas_path: str = ".status.replicas"
@@ -93,7 +93,13 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _builtin("", "Pod", "pods", short=("po",), categories=("all",), status=True),
     _builtin("events.k8s.io", "Event", "events", short=("ev",)),
     _builtin(
-        "apps", "Deployment", "deployments", short=("deploy",), categories=("all",), status=True, scale=True,
+        "apps",
+        "Deployment",
+        "deployments",
+        short=("deploy",),
+        categories=("all",),
+        status=True,
+        scale=True,
         generation=True,
     ),
     _builtin("coordination.k8s.io", "Lease", "leases"),
@@ -114,7 +120,14 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
 )
 
 # Group name -> preferred order of groups in discovery.
-GROUP_ORDER = ("", "apps", "events.k8s.io", "coordination.k8s.io", "apiextensions.k8s.io", "rbac.authorization.k8s.io")
+GROUP_ORDER = (
+    "",
+    "apps",
+    "events.k8s.io",
+    "coordination.k8s.io",
+    "apiextensions.k8s.io",
+    "rbac.authorization.k8s.io",
+)
 
 
 def crd_resource_type(crd: dict[str, Any]) -> ResourceType:

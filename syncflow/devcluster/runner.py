@@ -12,6 +12,7 @@ from aiohttp import web
 
 from syncflow.devcluster.kubeconfig import kubeconfig, write_kubeconfig
 from syncflow.devcluster.server import DevCluster, ServerConfig
+from syncflow.devcluster.tls import make_serving_certificate
 
 CONTEXT = "devcluster"
 
@@ -24,18 +25,27 @@ class RunOptions:
     port: int = 6443
     kubeconfig: Path = Path("devcluster.kubeconfig")
     token: str | None = None
+    tls: bool | None = None  # None: TLS exactly when a token is required
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
 
 
 async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
     tokens = {options.token: "admin"} if options.token else {}
-    cluster = DevCluster(ServerConfig(
-        tokens=tokens, bookmark_interval=options.bookmark_interval, watch_history=options.watch_history,
-    ))
+    cluster = DevCluster(
+        ServerConfig(
+            tokens=tokens,
+            bookmark_interval=options.bookmark_interval,
+            watch_history=options.watch_history,
+        )
+    )
     runner = web.AppRunner(cluster.app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    site = web.TCPSite(runner, options.host, options.port)
+    use_tls = options.token is not None if options.tls is None else options.tls
+    certificate = make_serving_certificate(options.host) if use_tls else None
+    site = web.TCPSite(
+        runner, options.host, options.port, ssl_context=certificate.ssl_context() if certificate else None
+    )
     try:
         await site.start()
     except OSError as exc:
@@ -44,16 +54,19 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
     server = site._server
     assert server is not None
     port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-    url = f"http://{options.host}:{port}"
+    url = f"{'https' if certificate else 'http'}://{options.host}:{port}"
     cluster.config.server_address = f"{options.host}:{port}"
-    write_kubeconfig(options.kubeconfig, kubeconfig({CONTEXT: url}, options.token, CONTEXT))
+    ca_pem = certificate.ca_pem if certificate else None
+    write_kubeconfig(options.kubeconfig, kubeconfig({CONTEXT: url}, options.token, CONTEXT, ca_pem))
     path = options.kubeconfig.resolve()
     print(f"devcluster serving at {url}", flush=True)
     print(f"kubeconfig written to {path}", flush=True)
     print("try:", flush=True)
     print(f"  export KUBECONFIG={path}", flush=True)
     print("  kubectl get namespaces", flush=True)
-    print("  kubectl create configmap hello --from-literal=greeting=hi && kubectl get configmaps -w", flush=True)
+    print(
+        "  kubectl create configmap hello --from-literal=greeting=hi && kubectl get configmaps -w", flush=True
+    )
     print("stop with Ctrl-C", flush=True)
     try:
         await stop.wait()

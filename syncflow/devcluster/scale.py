@@ -35,8 +35,11 @@ def scale_of(spec: ScaleSubresource, obj: Obj) -> Obj:
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
-        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                     if k in meta},
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
         "spec": {"replicas": json_path(obj, spec.spec_replicas_path) or 0},
         "status": status,
     }
@@ -59,9 +62,18 @@ def with_replicas(spec: ScaleSubresource, obj: Obj, scale: Any) -> Obj:
     """A copy of ``obj`` with the replica count the Scale body asks for."""
     replicas = (scale or {}).get("spec", {}).get("replicas") if isinstance(scale, dict) else None
     if not isinstance(replicas, int) or replicas < 0:
-        raise errors.invalid("Scale", obj["metadata"]["name"], [errors.FieldError(
-            "spec.replicas", "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0")],
-            "autoscaling")
+        raise errors.invalid(
+            "Scale",
+            obj["metadata"]["name"],
+            [
+                errors.FieldError(
+                    "spec.replicas",
+                    "FieldValueInvalid",
+                    f"Invalid value: {replicas}: must be greater than or equal to 0",
+                )
+            ],
+            "autoscaling",
+        )
     wanted_rv = scale.get("metadata", {}).get("resourceVersion")
     if wanted_rv and wanted_rv != obj["metadata"]["resourceVersion"]:
         raise errors.conflict("scale", obj["metadata"]["name"])

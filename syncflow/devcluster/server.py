@@ -10,7 +10,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from syncflow.devcluster import discovery, errors, openapi, routing, scale, tables
+from syncflow.devcluster import discovery, errors, openapi, protobuf, routing, scale, tables
 from syncflow.devcluster.crud import Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
@@ -60,7 +60,9 @@ class DevCluster:
 
     def app(self) -> web.Application:
         """The aiohttp application serving the API."""
-        application = web.Application(middlewares=[self._errors, self._authenticate], client_max_size=16 * 2**20)
+        application = web.Application(
+            middlewares=[self._errors, self._authenticate], client_max_size=16 * 2**20
+        )
         application.router.add_route("*", "/{path:.*}", self._dispatch)
         return application
 
@@ -78,8 +80,14 @@ class DevCluster:
         except web.HTTPException:
             raise
         except Exception as exc:
-            log_event(logger, "request.failed", level=logging.ERROR, method=request.method, path=request.path,
-                      error=repr(exc))
+            log_event(
+                logger,
+                "request.failed",
+                level=logging.ERROR,
+                method=request.method,
+                path=request.path,
+                error=repr(exc),
+            )
             logger.exception("unhandled error")
             failure = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
             return json_response(failure.body(), 500)
@@ -88,7 +96,7 @@ class DevCluster:
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if self.config.tokens and request.path not in _UNAUTHENTICATED_PATHS:
             header = request.headers.get("Authorization", "")
-            token = header[len("Bearer "):] if header.startswith("Bearer ") else ""
+            token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
             if token not in self.config.tokens:
                 raise errors.unauthorized()
             request["identity"] = self.config.tokens[token]
@@ -147,7 +155,9 @@ class DevCluster:
         """An object as served at the request's version."""
         return {**obj, "apiVersion": t.api_version, "kind": t.rtype.kind}
 
-    async def _resource(self, request: web.Request, cluster: str, path: routing.ApiPath) -> web.StreamResponse:
+    async def _resource(
+        self, request: web.Request, cluster: str, path: routing.ApiPath
+    ) -> web.StreamResponse:
         rtype = self.registry.lookup(cluster, path.group, path.version, path.resource)
         if rtype is None or (path.namespace is not None and not rtype.namespaced):
             raise _not_served()
@@ -168,16 +178,21 @@ class DevCluster:
                 return json_response(self.present(t, cluster, created), 201)
             if method == "DELETE":
                 return await self._delete_collection(request, t, path.namespace)
-            raise errors.method_not_allowed(f"the server does not allow this method on the requested resource")
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
         if path.subresource == "scale":
             return await self._scale(request, t, namespace, path.name)
         if method == "GET":
             shown = self.present(t, cluster, self.objects.get(t, namespace, path.name))
             if tables.wants_table(request.headers.get("Accept", "")):
-                return json_response(tables.table(
-                    t.rtype, t.version, [shown], resource_version=shown["metadata"]["resourceVersion"],
-                    include_object=request.query.get("includeObject", "Metadata"),
-                ))
+                return json_response(
+                    tables.table(
+                        t.rtype,
+                        t.version,
+                        [shown],
+                        resource_version=shown["metadata"]["resourceVersion"],
+                        include_object=request.query.get("includeObject", "Metadata"),
+                    )
+                )
             return json_response(shown)
         if method == "PUT":
             body = await self._body(request)
@@ -185,8 +200,9 @@ class DevCluster:
             return json_response(self.present(t, cluster, updated))
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
-            patched = self.objects.patch(t, namespace, path.name, content_type, await request.read(),
-                                         path.subresource)
+            patched = self.objects.patch(
+                t, namespace, path.name, content_type, await request.read(), path.subresource
+            )
             return json_response(self.present(t, cluster, patched))
         if method == "DELETE" and not path.subresource:
             options = await self._delete_options(request)
@@ -214,8 +230,12 @@ class DevCluster:
                 return yaml.safe_load(raw)
             if content_type in ("application/json", ""):
                 return orjson.loads(raw)
+            if content_type == protobuf.MEDIA_TYPE:
+                return protobuf.decode(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             raise errors.bad_request(f"error decoding the request body: {exc}") from None
+        except protobuf.ProtobufError as exc:
+            raise errors.unsupported_media_type(str(exc)) from None
         raise errors.unsupported_media_type(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"application/json, application/yaml (got {content_type})"
@@ -242,12 +262,16 @@ class DevCluster:
         fields = FieldSelector.parse(request.query.get("fieldSelector", ""), field_labels(rtype))
         return labels, fields
 
-    async def _list_or_watch(self, request: web.Request, t: Target, namespace: str | None) -> web.StreamResponse:
+    async def _list_or_watch(
+        self, request: web.Request, t: Target, namespace: str | None
+    ) -> web.StreamResponse:
         labels, fields = self._selectors(request, t.rtype)
         query = request.query
         if _bool_param(query.get("watch")):
-            timeout = float(query["timeoutSeconds"]) if "timeoutSeconds" in query else default_timeout(
-                self.config.min_request_timeout
+            timeout = (
+                float(query["timeoutSeconds"])
+                if "timeoutSeconds" in query
+                else default_timeout(self.config.min_request_timeout)
             )
             send_initial = query.get("sendInitialEvents")
             watch_request = WatchRequest(
@@ -268,13 +292,21 @@ class DevCluster:
             def present(cluster: str, obj: Obj) -> Obj:
                 shown = self.present(t, cluster, obj)
                 if as_table:
-                    return tables.table(t.rtype, t.version, [shown], resource_version=shown["metadata"].get(
-                        "resourceVersion", ""), include_object=include)
+                    return tables.table(
+                        t.rtype,
+                        t.version,
+                        [shown],
+                        resource_version=shown["metadata"].get("resourceVersion", ""),
+                        include_object=include,
+                    )
                 return shown
 
             def bookmark(rv: int) -> Obj:
-                return {"kind": t.rtype.kind, "apiVersion": t.api_version,
-                        "metadata": {"resourceVersion": str(rv)}}
+                return {
+                    "kind": t.rtype.kind,
+                    "apiVersion": t.api_version,
+                    "metadata": {"resourceVersion": str(rv)},
+                }
 
             stream = WatchStream(self.store, watch_request, present, bookmark, self.config.bookmark_interval)
             return await stream.serve(request)
@@ -283,15 +315,26 @@ class DevCluster:
         except ValueError:
             raise errors.bad_request(f"invalid limit: {query.get('limit')}") from None
         page = self.objects.list(
-            self.watch_cluster(t.cluster), t.rtype, namespace, label_selector=labels, field_selector=fields,
-            limit=limit, continue_token=query.get("continue", ""),
+            self.watch_cluster(t.cluster),
+            t.rtype,
+            namespace,
+            label_selector=labels,
+            field_selector=fields,
+            limit=limit,
+            continue_token=query.get("continue", ""),
         )
         items = [self.present(t, cluster, obj) for cluster, obj in page.items]
         if tables.wants_table(request.headers.get("Accept", "")):
-            return json_response(tables.table(
-                t.rtype, t.version, items, resource_version=str(page.resource_version),
-                continue_token=page.continue_token, include_object=query.get("includeObject", "Metadata"),
-            ))
+            return json_response(
+                tables.table(
+                    t.rtype,
+                    t.version,
+                    items,
+                    resource_version=str(page.resource_version),
+                    continue_token=page.continue_token,
+                    include_object=query.get("includeObject", "Metadata"),
+                )
+            )
         metadata: dict[str, Any] = {"resourceVersion": str(page.resource_version)}
         if page.continue_token:
             metadata["continue"] = page.continue_token
@@ -304,17 +347,28 @@ class DevCluster:
         """The cluster a list or watch covers (None = every cluster); kcp mode overrides ``*``."""
         return cluster
 
-    async def _delete_collection(self, request: web.Request, t: Target, namespace: str | None) -> web.Response:
+    async def _delete_collection(
+        self, request: web.Request, t: Target, namespace: str | None
+    ) -> web.Response:
         labels, fields = self._selectors(request, t.rtype)
         options = await self._delete_options(request)
         page = self.objects.list(t.cluster, t.rtype, namespace, label_selector=labels, field_selector=fields)
         deleted = []
         for _, obj in page.items:
             meta = obj["metadata"]
-            deleted.append(self.present(t, t.cluster, self.objects.delete(
-                t, meta.get("namespace", ""), meta["name"], options)))
-        return json_response({"kind": t.rtype.list_kind, "apiVersion": t.api_version,
-                              "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted})
+            deleted.append(
+                self.present(
+                    t, t.cluster, self.objects.delete(t, meta.get("namespace", ""), meta["name"], options)
+                )
+            )
+        return json_response(
+            {
+                "kind": t.rtype.list_kind,
+                "apiVersion": t.api_version,
+                "metadata": {"resourceVersion": str(self.store.resource_version)},
+                "items": deleted,
+            }
+        )
 
     async def _scale(self, request: web.Request, t: Target, namespace: str, name: str) -> web.Response:
         assert t.rtype.scale is not None
@@ -337,8 +391,11 @@ def _not_served() -> StatusError:
 
 
 def _deleted_status(rtype: ResourceType, obj: Obj) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": obj["metadata"]["name"], "kind": rtype.plural,
-                               "uid": obj["metadata"].get("uid", "")}
+    details: dict[str, Any] = {
+        "name": obj["metadata"]["name"],
+        "kind": rtype.plural,
+        "uid": obj["metadata"].get("uid", ""),
+    }
     if rtype.group:
         details["group"] = rtype.group
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

@@ -74,19 +74,30 @@ _AGE = (_col("Age", "date"), _age)
 
 _BUILTIN_COLUMNS: dict[tuple[str, str], list[tuple[dict[str, Any], Cell]]] = {
     ("", "namespaces"): [_NAME, (_col("Status"), lambda o: o.get("status", {}).get("phase", "")), _AGE],
-    ("", "configmaps"): [_NAME, (_col("Data", "integer"),
-                                 lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {})), _AGE],
-    ("", "secrets"): [_NAME, (_col("Type"), lambda o: o.get("type", "")),
-                      (_col("Data", "integer"), lambda o: len(o.get("data") or {})), _AGE],
+    ("", "configmaps"): [
+        _NAME,
+        (_col("Data", "integer"), lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {})),
+        _AGE,
+    ],
+    ("", "secrets"): [
+        _NAME,
+        (_col("Type"), lambda o: o.get("type", "")),
+        (_col("Data", "integer"), lambda o: len(o.get("data") or {})),
+        _AGE,
+    ],
     ("apps", "deployments"): [
         _NAME,
-        (_col("Ready"), lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o.get('spec', {}).get('replicas', 1)}"),
+        (
+            _col("Ready"),
+            lambda o: f"{o.get('status', {}).get('readyReplicas', 0)}/{o.get('spec', {}).get('replicas', 1)}",
+        ),
         (_col("Up-to-date", "integer"), lambda o: o.get("status", {}).get("updatedReplicas", 0)),
         (_col("Available", "integer"), lambda o: o.get("status", {}).get("availableReplicas", 0)),
         _AGE,
     ],
     ("apiextensions.k8s.io", "customresourcedefinitions"): [
-        _NAME, (_col("Created At", "date"), lambda o: o["metadata"].get("creationTimestamp", "")),
+        _NAME,
+        (_col("Created At", "date"), lambda o: o["metadata"].get("creationTimestamp", "")),
     ],
 }
 
@@ -99,11 +110,14 @@ def _custom_columns(rtype: ResourceType, version: str) -> list[tuple[dict[str, A
     for spec in printer:
         path = spec["jsonPath"]
         if spec.get("type") == "date":
+
             def cell(o: Obj, path: str = path) -> Any:
                 return human_age(json_path(o, path))
         else:
+
             def cell(o: Obj, path: str = path) -> Any:
                 return json_path(o, path)
+
         column = _col(spec["name"], spec.get("type", "string"), spec.get("format", ""))
         column["priority"] = spec.get("priority", 0)
         column["description"] = spec.get("description", spec["name"])

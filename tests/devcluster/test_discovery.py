@@ -28,8 +28,13 @@ def test_version_and_core_discovery(api_client: client.ApiClient) -> None:
 
 def test_group_discovery(api_client: client.ApiClient) -> None:
     groups = {g.name: g for g in client.ApisApi(api_client).get_api_versions().groups}
-    for name in ("apps", "coordination.k8s.io", "apiextensions.k8s.io", "rbac.authorization.k8s.io",
-                 "events.k8s.io"):
+    for name in (
+        "apps",
+        "coordination.k8s.io",
+        "apiextensions.k8s.io",
+        "rbac.authorization.k8s.io",
+        "events.k8s.io",
+    ):
         assert groups[name].preferred_version.version == "v1"
     apps = client.AppsV1Api(api_client).get_api_resources()
     names = {r.name: r for r in apps.resources}

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.support.devcluster import Kubectl
 
 CRD = """
@@ -96,26 +97,61 @@ def test_crd_create_wait_and_custom_resource(kubectl: Kubectl, namespace: str, t
     kubectl.run("wait", "--for=condition=Established", "crd/gadgets.kubectl.example.com", "--timeout=10s")
     resources = kubectl.run("api-resources", "--api-group=kubectl.example.com", "--no-headers").stdout
     assert resources.split()[:3] == ["gadgets", "gd", "kubectl.example.com/v1"]
-    _apply(kubectl, namespace, "apiVersion: kubectl.example.com/v1\nkind: Gadget\nmetadata: {name: g1}\n"
-           "spec: {size: 3, color: red}\n", tmp_path)
+    _apply(
+        kubectl,
+        namespace,
+        "apiVersion: kubectl.example.com/v1\nkind: Gadget\nmetadata: {name: g1}\n"
+        "spec: {size: 3, color: red}\n",
+        tmp_path,
+    )
     table = kubectl.run("get", "gd", "-n", namespace).stdout.splitlines()
     assert table[0].split() == ["NAME", "SIZE"] and table[1].split() == ["g1", "3"]
     kubectl.run("patch", "gd", "g1", "-n", namespace, "--type", "merge", "-p", '{"spec":{"size":4}}')
-    kubectl.run("patch", "gd", "g1", "-n", namespace, "--type", "json",
-                "-p", '[{"op":"replace","path":"/spec/color","value":"blue"}]')
+    kubectl.run(
+        "patch",
+        "gd",
+        "g1",
+        "-n",
+        namespace,
+        "--type",
+        "json",
+        "-p",
+        '[{"op":"replace","path":"/spec/color","value":"blue"}]',
+    )
     assert kubectl.json("get", "gd", "g1", "-n", namespace)["spec"] == {"size": 4, "color": "blue"}
-    refused = kubectl.run("patch", "gd", "g1", "-n", namespace, "--type", "strategic", "-p", '{"spec":{"size":5}}',
-                          check=False)
-    assert refused.returncode != 0 and "UnsupportedMediaType" in refused.stderr or "not supported" in refused.stderr
+    refused = kubectl.run(
+        "patch", "gd", "g1", "-n", namespace, "--type", "strategic", "-p", '{"spec":{"size":5}}', check=False
+    )
+    assert (
+        refused.returncode != 0 and "UnsupportedMediaType" in refused.stderr
+    ) or "not supported" in refused.stderr
 
 
 def test_patch_types_on_builtin(kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
     _apply(kubectl, namespace, DEPLOYMENT, tmp_path)
-    kubectl.run("patch", "deploy", "web", "-n", namespace, "--type", "strategic",
-                "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:2"}]}}}}')
+    kubectl.run(
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        namespace,
+        "--type",
+        "strategic",
+        "-p",
+        '{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:2"}]}}}}',
+    )
     kubectl.run("patch", "deploy", "web", "-n", namespace, "--type", "merge", "-p", '{"spec":{"replicas":4}}')
-    kubectl.run("patch", "deploy", "web", "-n", namespace, "--type", "json",
-                "-p", '[{"op":"add","path":"/metadata/labels","value":{"tier":"front"}}]')
+    kubectl.run(
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        namespace,
+        "--type",
+        "json",
+        "-p",
+        '[{"op":"add","path":"/metadata/labels","value":{"tier":"front"}}]',
+    )
     got = kubectl.json("get", "deploy", "web", "-n", namespace)
     containers = {c["name"]: c["image"] for c in got["spec"]["template"]["spec"]["containers"]}
     assert containers == {"web": "nginx:2", "sidecar": "busybox"}
@@ -124,14 +160,29 @@ def test_patch_types_on_builtin(kubectl: Kubectl, namespace: str, tmp_path: Path
     assert kubectl.json("get", "deploy", "web", "-n", namespace)["spec"]["replicas"] == 1
 
 
-def test_delete_with_finalizer_waits_for_its_removal(kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
-    _apply(kubectl, namespace, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n"
-           "  finalizers: [example.com/hold]\n", tmp_path)
+def test_delete_with_finalizer_waits_for_its_removal(
+    kubectl: Kubectl, namespace: str, tmp_path: Path
+) -> None:
+    _apply(
+        kubectl,
+        namespace,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\n",
+        tmp_path,
+    )
     kubectl.run("delete", "cm", "held", "-n", namespace, "--wait=false")
     held = kubectl.json("get", "cm", "held", "-n", namespace)
     assert held["metadata"]["deletionTimestamp"]
-    kubectl.run("patch", "cm", "held", "-n", namespace, "--type", "json",
-                "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+    kubectl.run(
+        "patch",
+        "cm",
+        "held",
+        "-n",
+        namespace,
+        "--type",
+        "json",
+        "-p",
+        '[{"op":"remove","path":"/metadata/finalizers"}]',
+    )
     gone = kubectl.run("get", "cm", "held", "-n", namespace, check=False)
     assert gone.returncode != 0 and 'configmaps "held" not found' in gone.stderr
 
@@ -163,14 +214,26 @@ class LineReader:
 
 
 def test_get_watch_shows_later_change(kubectl: Kubectl, namespace: str) -> None:
-    kubectl.run("create", "-n", namespace, "-f", "-",
-                stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n")
+    kubectl.run(
+        "create",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n",
+    )
     watcher = kubectl.popen("get", "cm", "-n", namespace, "-w", "--output-watch-events")
     try:
         reader = LineReader(watcher.stdout)
         reader.until("first", 15)
-        kubectl.run("create", "-n", namespace, "-f", "-",
-                    stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later}\n")
+        kubectl.run(
+            "create",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later}\n",
+        )
         lines = reader.until("later", 15)
         assert lines[-1].split()[:2] == ["ADDED", "later"]
     finally:
@@ -179,13 +242,28 @@ def test_get_watch_shows_later_change(kubectl: Kubectl, namespace: str) -> None:
 
 
 def test_kubectl_wait_for_delete(kubectl: Kubectl, namespace: str) -> None:
-    kubectl.run("create", "-n", namespace, "-f", "-",
-                stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: doomed, finalizers: [x.io/f]}\n")
+    kubectl.run(
+        "create",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: doomed, finalizers: [x.io/f]}\n",
+    )
     kubectl.run("delete", "cm", "doomed", "-n", namespace, "--wait=false")
     waiter = kubectl.popen("wait", "--for=delete", "cm/doomed", "-n", namespace, "--timeout=20s")
     try:
-        kubectl.run("patch", "cm", "doomed", "-n", namespace, "--type", "merge",
-                    "-p", json.dumps({"metadata": {"finalizers": None}}))
+        kubectl.run(
+            "patch",
+            "cm",
+            "doomed",
+            "-n",
+            namespace,
+            "--type",
+            "merge",
+            "-p",
+            json.dumps({"metadata": {"finalizers": None}}),
+        )
         assert waiter.wait(timeout=20) == 0
     finally:
         waiter.kill()
@@ -194,10 +272,28 @@ def test_kubectl_wait_for_delete(kubectl: Kubectl, namespace: str) -> None:
 def test_kubectl_reports_kube_style_errors(kubectl: Kubectl, namespace: str) -> None:
     missing = kubectl.run("get", "cm", "nope", "-n", namespace, check=False)
     assert 'Error from server (NotFound): configmaps "nope" not found' in missing.stderr
-    kubectl.run("create", "-n", namespace, "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n")
-    dup = kubectl.run("create", "-n", namespace, "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n",
-                      check=False)
-    assert 'Error from server (AlreadyExists)' in dup.stderr and 'configmaps "dup" already exists' in dup.stderr
-    bad = kubectl.run("create", "-n", namespace, "-f", "-",
-                      stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n", check=False)
-    assert "is invalid" in bad.stderr and "metadata.name: Invalid value: \"Bad_Name\"" in bad.stderr
+    kubectl.run(
+        "create", "-n", namespace, "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n"
+    )
+    dup = kubectl.run(
+        "create",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup}\n",
+        check=False,
+    )
+    assert (
+        "Error from server (AlreadyExists)" in dup.stderr and 'configmaps "dup" already exists' in dup.stderr
+    )
+    bad = kubectl.run(
+        "create",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n",
+        check=False,
+    )
+    assert "is invalid" in bad.stderr and 'metadata.name: Invalid value: "Bad_Name"' in bad.stderr

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,11 +78,19 @@ class Kubectl:
     kubeconfig: Path
     cache_dir: Path
 
-    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         """Run kubectl; with ``check`` a non-zero exit fails the test with kubectl's stderr."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir)}
         result = subprocess.run(
-            [_kubectl_binary(), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
+            [_kubectl_binary(), *args],
+            check=False,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
         )
         if check and result.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
@@ -97,8 +104,10 @@ class Kubectl:
         """Start a long-running kubectl (e.g. ``get -w``) in its own process group."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir)}
         return subprocess.Popen(
-            [_kubectl_binary(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            [_kubectl_binary(), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
             start_new_session=True,
         )
-
-

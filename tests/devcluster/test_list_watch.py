@@ -1,0 +1,195 @@
+"""Points 8 and 9: list with selectors and pagination; watch with resume, bookmarks, 410 and timeouts."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from typing import Any
+
+import pytest
+from kubernetes import client, watch
+from kubernetes.client.rest import ApiException
+
+from tests.support.devcluster import DevclusterProcess
+
+
+def _cm(name: str, labels: dict[str, str] | None = None) -> client.V1ConfigMap:
+    return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name, labels=labels))
+
+
+@pytest.fixture
+def labelled(api_client: client.ApiClient, namespace: str) -> client.CoreV1Api:
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, _cm("a", {"env": "prod", "tier": "web"}))
+    core.create_namespaced_config_map(namespace, _cm("b", {"env": "dev", "tier": "web"}))
+    core.create_namespaced_config_map(namespace, _cm("c", {"env": "test"}))
+    core.create_namespaced_config_map(namespace, _cm("d"))
+    return core
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("env=prod", ["a"]),
+        ("env==prod", ["a"]),
+        ("env!=prod", ["b", "c", "d"]),
+        ("env in (prod,dev)", ["a", "b"]),
+        ("env notin (prod,dev)", ["c", "d"]),
+        ("tier", ["a", "b"]),
+        ("!tier", ["c", "d"]),
+        ("tier=web,env!=dev", ["a"]),
+    ],
+)
+def test_label_selectors(
+    labelled: client.CoreV1Api, namespace: str, selector: str, expected: list[str]
+) -> None:
+    found = labelled.list_namespaced_config_map(namespace, label_selector=selector).items
+    assert [c.metadata.name for c in found] == expected
+
+
+def test_field_selectors_and_cross_namespace_list(labelled: client.CoreV1Api, namespace: str) -> None:
+    by_name = labelled.list_namespaced_config_map(namespace, field_selector="metadata.name=b").items
+    assert [c.metadata.name for c in by_name] == ["b"]
+    everywhere = labelled.list_config_map_for_all_namespaces(field_selector=f"metadata.namespace={namespace}")
+    assert sorted(c.metadata.name for c in everywhere.items) == ["a", "b", "c", "d"]
+    with pytest.raises(ApiException) as bad:
+        labelled.list_namespaced_config_map(namespace, field_selector="data.x=1")
+    assert bad.value.status == 400 and "field label not supported" in bad.value.body
+
+
+def test_bad_label_selector_is_400(labelled: client.CoreV1Api, namespace: str) -> None:
+    with pytest.raises(ApiException) as bad:
+        labelled.list_namespaced_config_map(namespace, label_selector="env in prod")
+    assert bad.value.status == 400
+
+
+def test_pagination_with_limit_and_continue(labelled: client.CoreV1Api, namespace: str) -> None:
+    first = labelled.list_namespaced_config_map(namespace, limit=3)
+    assert [c.metadata.name for c in first.items] == ["a", "b", "c"]
+    assert first.metadata.remaining_item_count == 1 and first.metadata._continue
+    rest = labelled.list_namespaced_config_map(namespace, limit=3, _continue=first.metadata._continue)
+    assert [c.metadata.name for c in rest.items] == ["d"] and not rest.metadata._continue
+    assert int(first.metadata.resource_version) > 0
+
+
+def test_watch_resumes_from_resource_version(api_client: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api_client)
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.create_namespaced_config_map(namespace, _cm("w1"))
+    core.patch_namespaced_config_map("w1", namespace, {"data": {"k": "v"}})
+    core.delete_namespaced_config_map("w1", namespace)
+    events = [
+        (e["type"], e["object"].metadata.name)
+        for e in watch.Watch().stream(
+            core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=1
+        )
+    ]
+    assert events == [("ADDED", "w1"), ("MODIFIED", "w1"), ("DELETED", "w1")]
+
+
+def test_watch_without_resource_version_starts_with_current_state(
+    labelled: client.CoreV1Api, namespace: str
+) -> None:
+    for rv in (None, "0"):
+        kwargs = {"resource_version": rv} if rv else {}
+        events = list(
+            watch.Watch().stream(
+                labelled.list_namespaced_config_map,
+                namespace,
+                timeout_seconds=1,
+                label_selector="env",
+                **kwargs,
+            )
+        )
+        assert sorted((e["type"], e["object"].metadata.name) for e in events) == [
+            ("ADDED", "a"),
+            ("ADDED", "b"),
+            ("ADDED", "c"),
+        ]
+
+
+def test_watch_selector_transitions(api_client: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api_client)
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.create_namespaced_config_map(namespace, _cm("x", {"pick": "no"}))
+    core.patch_namespaced_config_map("x", namespace, {"metadata": {"labels": {"pick": "yes"}}})
+    core.patch_namespaced_config_map("x", namespace, {"metadata": {"labels": {"pick": "no"}}})
+    events = [
+        e["type"]
+        for e in watch.Watch().stream(
+            core.list_namespaced_config_map,
+            namespace,
+            resource_version=start,
+            label_selector="pick=yes",
+            timeout_seconds=1,
+        )
+    ]
+    assert events == ["ADDED", "DELETED"]
+
+
+def test_watch_delivers_live_events(api_client: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api_client)
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    seen: list[str] = []
+    stream = watch.Watch()
+
+    def consume() -> None:
+        for event in stream.stream(
+            core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=10
+        ):
+            seen.append(event["object"].metadata.name)
+            stream.stop()
+
+    thread = threading.Thread(target=consume)
+    thread.start()
+    core.create_namespaced_config_map(namespace, _cm("live"))
+    thread.join(timeout=10)
+    assert seen == ["live"]
+
+
+def test_bookmarks_when_allowed(api_client: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api_client)
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    types = []
+    for event in watch.Watch().stream(
+        core.list_namespaced_config_map,
+        namespace,
+        resource_version=start,
+        allow_watch_bookmarks=True,
+        timeout_seconds=2,
+    ):
+        types.append(event["type"])
+        if event["type"] == "BOOKMARK":
+            assert int(event["raw_object"]["metadata"]["resourceVersion"]) >= int(start)
+            break
+    assert types == ["BOOKMARK"]
+
+
+def _raw_watch(devcluster: DevclusterProcess, path: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(devcluster.url + path, timeout=10) as response:
+        return [json.loads(line) for line in response.read().splitlines() if line.strip()]
+
+
+def test_too_old_resource_version_is_410(
+    api_client: client.ApiClient, namespace: str, devcluster: DevclusterProcess
+) -> None:
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, _cm("churn"))
+    for i in range(520):  # the session devcluster keeps 500 events
+        core.patch_namespaced_config_map("churn", namespace, {"data": {"i": str(i)}})
+    events = _raw_watch(devcluster, f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion=2")
+    assert len(events) == 1 and events[0]["type"] == "ERROR"
+    assert events[0]["object"]["code"] == 410 and events[0]["object"]["reason"] == "Expired"
+    with pytest.raises(ApiException) as gone:
+        list(
+            watch.Watch().stream(
+                core.list_namespaced_config_map, namespace, resource_version="2", timeout_seconds=1
+            )
+        )
+    assert gone.value.status == 410
+
+
+def test_watch_timeout_ends_the_stream(devcluster: DevclusterProcess, namespace: str) -> None:
+    events = _raw_watch(devcluster, f"/api/v1/namespaces/{namespace}/configmaps?watch=true&timeoutSeconds=1")
+    assert events == []
