@@ -237,8 +237,8 @@ class DevCluster:
         except protobuf.ProtobufError as exc:
             raise errors.unsupported_media_type(str(exc)) from None
         raise errors.unsupported_media_type(
-            f"the body of the request was in an unknown format - accepted media types include: "
-            f"application/json, application/yaml (got {content_type})"
+            "the body of the request was in an unknown format - accepted media types include: "
+            f"application/json, application/yaml, {protobuf.MEDIA_TYPE} (got {content_type})"
         )
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
