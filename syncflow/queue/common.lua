@@ -52,12 +52,26 @@ end
 
 -- add(k): mark dirty and, unless leased, pending; returns the lane to publish on.
 -- A bulk add (relist, resync) never unparks; an event add does, forgetting past failures.
+-- An expired lease (its worker died) is dropped and counted as a failed attempt.
 local function add(k, bulk, now)
   if redis.call('HEXISTS', X, k) == 1 then
     if bulk then return 0 end
     unpark(k)
   end
+  local deadline = redis.call('ZSCORE', L, k)
+  local expired = deadline and tonumber(deadline) <= now
+  if expired then
+    redis.call('ZREM', L, k)
+    redis.call('HDEL', O, k)
+    redis.call('HINCRBY', S, 'expired', 1)
+    record_failure(k, now, LEASE_EXPIRED)
+  end
   if redis.call('SISMEMBER', D, k) == 1 then
+    if expired then
+      -- dirtied while leased; never pending while leased, so publish now
+      if not bulk then redis.call('SREM', BK, k) end
+      return make_pending(k, now)
+    end
     -- already dirty: only an event upgrading bulk-only work publishes (a second, faster message)
     if not bulk and redis.call('SREM', BK, k) == 1 and redis.call('ZSCORE', P, k) then
       return 1
@@ -67,13 +81,6 @@ local function add(k, bulk, now)
   redis.call('SADD', D, k)
   redis.call('ZREM', W, k)
   if bulk then redis.call('SADD', BK, k) else redis.call('SREM', BK, k) end
-  local deadline = redis.call('ZSCORE', L, k)
-  if deadline then
-    if tonumber(deadline) > now then return 0 end -- done() republishes it
-    redis.call('ZREM', L, k)
-    redis.call('HDEL', O, k)
-    redis.call('HINCRBY', S, 'expired', 1)
-    record_failure(k, now, LEASE_EXPIRED)
-  end
+  if deadline and not expired then return 0 end -- leased: done() republishes it
   return make_pending(k, now)
 end

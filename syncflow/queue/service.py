@@ -71,8 +71,10 @@ class QueueService:
         """Run the pump on every queue until each pass moves less than a full batch."""
         promoted = expired = republished = published = 0
         for queue in self.queues.values():
+            before: int | None = None
             while True:
-                result = queue.pump(grace)
+                result = queue.pump(grace, before)
+                before = before or result.now
                 promoted += result.promoted
                 expired += result.expired
                 republished += result.republished

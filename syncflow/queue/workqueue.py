@@ -55,8 +55,9 @@ class DoneResult:
 
 @dataclass(frozen=True)
 class PumpResult:
-    """One pump pass: counts and the messages to publish."""
+    """One pump pass: its Redis time (ms), counts and the messages to publish."""
 
+    now: int
     promoted: int
     expired: int
     republished: int
@@ -134,13 +135,14 @@ class WorkQueue:
         state, attempts, delay_ms, lane = self._scripts.done(self._keys, args)
         return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))
 
-    def pump(self, grace: float | None = None) -> PumpResult:
-        """Promote due delayed keys, requeue expired leases, republish overdue pending keys."""
+    def pump(self, grace: float | None = None, before: int | None = None) -> PumpResult:
+        """Promote due delayed keys, requeue expired leases, republish pending keys older than
+        ``grace`` seconds (and older than ``before``, a previous pass's ``now``)."""
         grace_ms = round((self._settings.pump_grace if grace is None else grace) * 1000)
-        args = [grace_ms, self._settings.pump_batch, *self._tuning]
-        promoted, expired, republished, *flat = self._scripts.pump(self._keys, args)
+        args = [grace_ms, self._settings.pump_batch, *self._tuning, "inf" if before is None else before]
+        now, promoted, expired, republished, *flat = self._scripts.pump(self._keys, args)
         publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
-        return PumpResult(int(promoted), int(expired), int(republished), publish)
+        return PumpResult(int(now), int(promoted), int(expired), int(republished), publish)
 
     def replay(self, key: ObjectKey | str) -> Lane | None:
         """Unpark a parked key and add it as an event; ``None`` if it was not parked."""

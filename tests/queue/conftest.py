@@ -1,0 +1,208 @@
+"""Fixtures for the queue tests: Redis (fakeredis[lua] and the real server), settings with a unique
+agent name per test, a private redis-server for restart tests, and worker/beat processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import fakeredis
+import pytest
+from redis import Redis
+
+from syncflow.config import Settings, load_settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.registry import register_verb
+from syncflow.queue.service import QueueService
+from tests.support.waiting import wait_for
+
+REAL_REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REPO = Path(__file__).resolve().parents[2]
+
+register_verb("sync", "sync")
+register_verb("status", "status")
+
+
+def unique_agent() -> str:
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+def delete_agent_keys(redis: Redis, agent: str) -> None:
+    """Remove every key of one agent (queue structures, budgets, broker lists)."""
+    for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
+        keys = list(redis.scan_iter(match=pattern, count=1000))
+        if keys:
+            redis.delete(*keys)
+
+
+@pytest.fixture(params=["fake", "real"])
+def redis(request: pytest.FixtureRequest) -> Iterator[Redis]:
+    """A Redis client: fakeredis with Lua, or the real server (the same tests run on both)."""
+    if request.param == "fake":
+        yield fakeredis.FakeRedis()
+        return
+    client = Redis.from_url(REAL_REDIS_URL)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def settings(redis: Redis) -> Iterator[Settings]:
+    """Settings with a unique agent; its keys are removed afterwards."""
+    agent = unique_agent()
+    yield load_settings(agent_name=agent, max_attempts=3, pump_grace=60)
+    delete_agent_keys(redis, agent)
+
+
+class Sent(list[tuple[ObjectKey, str]]):
+    """Records published messages instead of sending them."""
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        self.extend(messages)
+
+
+@pytest.fixture
+def sent() -> Sent:
+    return Sent()
+
+
+@pytest.fixture
+def service(redis: Redis, settings: Settings, sent: Sent) -> QueueService:
+    return QueueService(redis, settings, sent)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """A private redis-server on a free port (for restart and failover tests)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.directory),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        client = Redis(port=self.port)
+        wait_for(lambda: _pings(client), timeout=10, what="private redis-server to answer")
+        client.close()
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+def _pings(client: Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except OSError:
+        return False
+    except Exception:
+        return False
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private redis-server, killed afterwards."""
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+class Processes:
+    """syncflow worker/beat subprocesses in their own process groups, killed at teardown."""
+
+    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+        self.env = env
+        self.log_dir = log_dir
+        self.running: list[subprocess.Popen[bytes]] = []
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = (self.log_dir / f"{name}.log").open("wb")
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "syncflow"), *args],
+            cwd=REPO,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.running.append(process)
+        return process
+
+    def worker(self, name: str = "worker", *extra: str) -> subprocess.Popen[bytes]:
+        return self.start(name, "worker", "-c", "2", "-I", "tests.queue.handlers", "-n", f"{name}@%h", *extra)
+
+    def beat(self) -> subprocess.Popen[bytes]:
+        return self.start("beat", "beat", "-s", str(self.log_dir / "beat-schedule"))
+
+    def kill(self, process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        process.wait(timeout=30)
+
+    def stop_all(self) -> None:
+        for process in self.running:
+            if process.poll() is None:
+                self.kill(process)
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in self.log_dir.glob("*.log")
+        )
+
+
+@pytest.fixture
+def processes_factory(tmp_path: Path) -> Iterator[Callable[[Settings], Processes]]:
+    """Builds a ``Processes`` whose children use the given settings; all are killed afterwards."""
+    made: list[Processes] = []
+
+    def make(settings: Settings) -> Processes:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env.update(
+            {
+                f"SYNCFLOW_{name.upper()}": str(value)
+                for name, value in settings.model_dump().items()
+                if not isinstance(value, (dict, list))
+            }
+        )
+        processes = Processes(env, tmp_path)
+        made.append(processes)
+        return processes
+
+    yield make
+    for processes in made:
+        processes.stop_all()

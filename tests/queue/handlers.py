@@ -1,0 +1,42 @@
+"""Keyed tasks for the integration tests, controlled and observed through Redis.
+
+Workers import this module with ``-I tests.queue.handlers``. Every Redis key lives under the test's
+agent prefix, so tests sharing one Redis never see each other's data.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+from syncflow.keys import ObjectKey
+from syncflow.queue.errors import PermanentError
+from syncflow.tasks import keyed_task, runtime
+
+
+def test_key(name: str) -> str:
+    """Name of a test-data key of the current agent."""
+    return f"sf:{runtime.settings.agent_name}:test:{name}"
+
+
+@keyed_task("rec")
+def record(key: ObjectKey) -> None:
+    """Record start (with the object version it saw) and end; sleep ``test:delay`` seconds between."""
+    redis = runtime.service.redis
+    run = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    version = int(redis.get(test_key(f"ver:{key}")) or 0)
+    log = test_key(f"runs:{key}")
+    redis.rpush(log, f"S|{run}|{time.time_ns()}|{version}")
+    time.sleep(float(redis.get(test_key("delay")) or 0))
+    redis.rpush(log, f"E|{run}|{time.time_ns()}|{version}")
+
+
+@keyed_task("perm")
+def needs_fix(key: ObjectKey) -> None:
+    """Fail permanently until ``test:fixed:<key>`` exists, then record a success."""
+    redis = runtime.service.redis
+    redis.incr(test_key(f"attempts:{key}"))
+    if not redis.exists(test_key(f"fixed:{key}")):
+        raise PermanentError(f"dependency of {key.name} is missing")
+    redis.incr(test_key(f"ok:{key}"))
