@@ -145,13 +145,16 @@ class Objects:
         field_selector: FieldSelector,
         limit: int = 0,
         continue_token: str = "",
+        visible: Callable[[str, Obj], bool] = lambda cluster, obj: True,
     ) -> ListPage:
         """Objects matching the selectors, sorted by namespace/name, one page at a time."""
         start = _decode_continue(continue_token) if continue_token else None
         found = [
             (c, o)
             for c, o in self.store.items(cluster, rtype.group, rtype.plural, namespace)
-            if label_selector.matches(o["metadata"].get("labels") or {}) and field_selector.matches(o)
+            if label_selector.matches(o["metadata"].get("labels") or {})
+            and field_selector.matches(o)
+            and visible(c, o)
         ]
         found.sort(key=_sort_key)
         if start is not None:
@@ -226,6 +229,8 @@ class Objects:
         except orjson.JSONDecodeError as exc:
             raise errors.bad_request(f"error decoding patch: {exc}") from None
         base = {**deep_copy(old), "apiVersion": t.api_version, "kind": t.rtype.kind}
+        if t.rtype.converter is not None:
+            base = t.rtype.converter.from_storage(base, t.version)
         try:
             if content_type == MERGE_PATCH:
                 patched = patch.merge_patch(base, document)
@@ -252,6 +257,8 @@ class Objects:
             raise StatusError(422, "Invalid", str(exc)) from None
         if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
             raise StatusError(422, "Invalid", "the patch produced an object without metadata")
+        if t.rtype.converter is not None:
+            patched = t.rtype.converter.to_storage(patched, t.version)
         self._check_resource_version(t, old, patched)
         patched["metadata"]["name"] = name
         return self.replace(t, old, patched, subresource)
@@ -348,11 +355,13 @@ class Objects:
             raise errors.bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({t.rtype.kind})"
             )
-        obj = deep_copy(body)
+        obj: Obj = deep_copy(body)
         obj["apiVersion"], obj["kind"] = t.api_version, t.rtype.kind
         if not isinstance(obj.get("metadata"), dict):
             obj["metadata"] = {}
-        return obj  # type: ignore[no-any-return]
+        if t.rtype.converter is not None:
+            obj = t.rtype.converter.to_storage(obj, t.version)
+        return obj
 
     def _keep_server_fields(self, t: Target, old: Obj, new: Obj) -> None:
         if t.rtype.status_subresource:

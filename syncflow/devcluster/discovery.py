@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
-from syncflow.devcluster.registry import Registry
-from syncflow.devcluster.resources import ResourceType
+from syncflow.devcluster.resources import ResourceType, group_versions
 
 KUBERNETES_VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-devcluster"}
 
@@ -39,15 +39,15 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": gvs, "preferredVersion": gvs[0]}
 
 
-def api_group_list(registry: Registry, cluster: str) -> dict[str, Any]:
+def api_group_list(types: Iterable[ResourceType]) -> dict[str, Any]:
     """The /apis document: every non-core group with its versions."""
-    groups = [_group(g, vs) for g, vs in registry.group_versions(cluster).items() if g]
+    groups = [_group(g, vs) for g, vs in group_versions(types).items() if g]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_group(registry: Registry, cluster: str, group: str) -> dict[str, Any] | None:
+def api_group(types: Iterable[ResourceType], group: str) -> dict[str, Any] | None:
     """The /apis/<group> document, or None if the group is not served."""
-    versions = registry.group_versions(cluster).get(group)
+    versions = group_versions(types).get(group)
     if not versions:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, versions)}
@@ -109,9 +109,9 @@ def resource_entries(rtype: ResourceType) -> list[dict[str, Any]]:
     return entries
 
 
-def resource_list(registry: Registry, cluster: str, group: str, version: str) -> dict[str, Any] | None:
+def resource_list(types: Iterable[ResourceType], group: str, version: str) -> dict[str, Any] | None:
     """The APIResourceList of one group-version, or None if it is not served."""
-    types = [t for t in registry.types(cluster) if t.group == group and version in t.versions]
+    types = [t for t in types if t.group == group and version in t.versions]
     if not types:
         return None
     return {

@@ -11,12 +11,12 @@ work; see docs/devcluster.md).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
-from syncflow.devcluster.registry import Registry
-from syncflow.devcluster.resources import ResourceType
+from syncflow.devcluster.resources import ResourceType, group_versions
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -30,11 +30,9 @@ def _object_path(rtype: ResourceType, version: str) -> str:
     return f"{prefix}/{rtype.plural}/{{name}}"
 
 
-def group_version_document(
-    registry: Registry, cluster: str, group: str, version: str
-) -> dict[str, Any] | None:
+def group_version_document(types: Iterable[ResourceType], group: str, version: str) -> dict[str, Any] | None:
     """The OpenAPI v3 document of one group-version, or None if it is not served."""
-    types = [t for t in registry.types(cluster) if t.group == group and version in t.versions]
+    types = [t for t in types if t.group == group and version in t.versions]
     if not types:
         return None
     paths: dict[str, Any] = {}
@@ -68,12 +66,13 @@ def group_version_document(
     }
 
 
-def root_document(registry: Registry, cluster: str, url_prefix: str = "") -> dict[str, Any]:
+def root_document(types: Iterable[ResourceType], url_prefix: str = "") -> dict[str, Any]:
     """The /openapi/v3 index: one entry per served group-version, with a content hash."""
+    types = list(types)
     paths: dict[str, Any] = {}
-    for group, versions in registry.group_versions(cluster).items():
+    for group, versions in group_versions(types).items():
         for version in versions:
-            doc = group_version_document(registry, cluster, group, version)
+            doc = group_version_document(types, group, version)
             digest = hashlib.sha512(orjson.dumps(doc)).hexdigest()[:32].upper()
             gv = _gv_path(group, version)
             paths[gv] = {"serverRelativeURL": f"{url_prefix}/openapi/v3/{gv}?hash={digest}"}

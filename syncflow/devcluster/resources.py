@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,16 @@ class ScaleSubresource:
     spec_replicas_path: str = ".spec.replicas"
     status_replicas_path: str = ".status.replicas"
     label_selector_path: str | None = None
+
+
+class Converter(Protocol):
+    """Converts objects of a multi-version type between a served version and the stored form."""
+
+    def to_storage(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
+        """The stored form of ``obj``, sent at ``version``."""
+
+    def from_storage(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
+        """``obj`` as served at ``version``."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ class ResourceType:
     # CRD data per version: openAPIV3Schema and additionalPrinterColumns.
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, hash=False)
     printer_columns: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False, hash=False)
+    converter: Converter | None = field(default=None, compare=False, hash=False)
 
     @property
     def list_kind(self) -> str:
@@ -164,3 +176,13 @@ def crd_resource_type(crd: dict[str, Any]) -> ResourceType:
         schemas={v["name"]: (v.get("schema") or {}).get("openAPIV3Schema") or {} for v in served},
         printer_columns={v["name"]: v.get("additionalPrinterColumns") or [] for v in served},
     )
+
+
+def group_versions(types: Iterable[ResourceType]) -> dict[str, list[str]]:
+    """Group -> served versions (preferred first), in discovery order."""
+    groups: dict[str, list[str]] = {}
+    for t in types:
+        versions = groups.setdefault(t.group, [])
+        versions.extend(v for v in t.versions if v not in versions)
+    order = {g: i for i, g in enumerate(GROUP_ORDER)}
+    return dict(sorted(groups.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))

@@ -17,6 +17,7 @@ from syncflow.devcluster.lifecycle import Lifecycle
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import ResourceType
 from syncflow.devcluster.store import Obj, Store
+from syncflow.devcluster.views import View
 from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
 from syncflow.logs import log_event
 from syncflow.selectors import FieldSelector, LabelSelector, SelectorError
@@ -106,83 +107,85 @@ class DevCluster:
     # ----- routing -----
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        return await self.serve(request, PLAIN_CLUSTER, [s for s in request.path.split("/") if s])
+        segments = [s for s in request.path.split("/") if s]
+        return await self.serve(request, View(self.registry, PLAIN_CLUSTER), segments)
 
-    async def serve(self, request: web.Request, cluster: str, segments: list[str]) -> web.StreamResponse:
-        """Serve a request for ``cluster`` whose path (after any cluster prefix) is ``segments``."""
+    async def serve(
+        self, request: web.Request, view: View, segments: list[str], url_prefix: str = ""
+    ) -> web.StreamResponse:
+        """Serve a request through ``view``; ``segments`` is the path after any prefix (``url_prefix``)."""
         path = "/" + "/".join(segments)
         if path in _UNAUTHENTICATED_PATHS:
             return web.Response(text="ok")
         if path == "/version":
             return json_response(discovery.version_info())
         if segments[:2] == ["openapi", "v3"]:
-            return self._openapi(cluster, segments[2:])
+            return self._openapi(view, segments[2:], url_prefix)
         parsed = routing.parse(segments)
         if isinstance(parsed, routing.DiscoveryPath):
-            return self._discovery(cluster, parsed)
+            return self._discovery(view, parsed)
         if isinstance(parsed, routing.ApiPath):
             if not parsed.resource:
-                doc = discovery.resource_list(self.registry, cluster, parsed.group, parsed.version)
+                doc = discovery.resource_list(view.types(), parsed.group, parsed.version)
                 if doc is None:
                     raise _not_served()
                 return json_response(doc)
-            return await self._resource(request, cluster, parsed)
+            return await self._resource(request, view, parsed)
         raise _not_served()
 
-    def _discovery(self, cluster: str, path: routing.DiscoveryPath) -> web.Response:
+    def _discovery(self, view: View, path: routing.DiscoveryPath) -> web.Response:
         if path.group is None:
             return json_response(discovery.api_versions(self.config.server_address))
         if path.group == "":
-            return json_response(discovery.api_group_list(self.registry, cluster))
-        doc = discovery.api_group(self.registry, cluster, path.group)
+            return json_response(discovery.api_group_list(view.types()))
+        doc = discovery.api_group(view.types(), path.group)
         if doc is None:
             raise _not_served()
         return json_response(doc)
 
-    def _openapi(self, cluster: str, rest: list[str]) -> web.Response:
+    def _openapi(self, view: View, rest: list[str], url_prefix: str) -> web.Response:
         if not rest:
-            return json_response(openapi.root_document(self.registry, cluster))
+            return json_response(openapi.root_document(view.types(), url_prefix))
         parsed = routing.parse(rest)
         if isinstance(parsed, routing.ApiPath) and not parsed.resource:
-            doc = openapi.group_version_document(self.registry, cluster, parsed.group, parsed.version)
+            doc = openapi.group_version_document(view.types(), parsed.group, parsed.version)
             if doc is not None:
                 return json_response(doc)
         raise _not_served()
 
     # ----- resources -----
 
-    def present(self, t: Target, cluster: str, obj: Obj) -> Obj:
-        """An object as served at the request's version."""
-        return {**obj, "apiVersion": t.api_version, "kind": t.rtype.kind}
-
-    async def _resource(
-        self, request: web.Request, cluster: str, path: routing.ApiPath
-    ) -> web.StreamResponse:
-        rtype = self.registry.lookup(cluster, path.group, path.version, path.resource)
+    async def _resource(self, request: web.Request, view: View, path: routing.ApiPath) -> web.StreamResponse:
+        rtype = view.lookup(path.group, path.version, path.resource)
         if rtype is None or (path.namespace is not None and not rtype.namespaced):
             raise _not_served()
-        t = Target(cluster, rtype, path.version)
-        namespace = (path.namespace or "") if rtype.namespaced else ""
-        method = request.method
         if path.subresource and not self._has_subresource(rtype, path.subresource):
             raise _not_served()
         if rtype.namespaced and path.name and path.namespace is None:
             raise _not_served()
+        method = request.method
+        view.authorize(_verb(method, path, request.query), rtype, path.namespace)
+        cluster = view.cluster or ""
+        t = Target(cluster, rtype, path.version)
+        namespace = (path.namespace or "") if rtype.namespaced else ""
         if not path.name:
             if method == "GET":
-                return await self._list_or_watch(request, t, path.namespace)
+                return await self._list_or_watch(request, view, t, path.namespace)
             if method == "POST":
                 if rtype.namespaced and path.namespace is None:
                     raise errors.method_not_allowed(f"POST on cluster-wide {rtype.plural} is not allowed")
                 created = self.objects.create(t, namespace, await self._body(request))
-                return json_response(self.present(t, cluster, created), 201)
+                return json_response(present(view, t, cluster, created), 201)
             if method == "DELETE":
-                return await self._delete_collection(request, t, path.namespace)
+                return await self._delete_collection(request, view, t, path.namespace)
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        current = self.objects.get(t, namespace, path.name)
+        if not view.visible(cluster, rtype, current):
+            raise errors.not_found(rtype.plural, path.name, rtype.group)
         if path.subresource == "scale":
-            return await self._scale(request, t, namespace, path.name)
+            return await self._scale(request, t, current)
         if method == "GET":
-            shown = self.present(t, cluster, self.objects.get(t, namespace, path.name))
+            shown = present(view, t, cluster, current)
             if tables.wants_table(request.headers.get("Accept", "")):
                 return json_response(
                     tables.table(
@@ -197,20 +200,20 @@ class DevCluster:
         if method == "PUT":
             body = await self._body(request)
             updated = self.objects.update(t, namespace, path.name, body, path.subresource)
-            return json_response(self.present(t, cluster, updated))
+            return json_response(present(view, t, cluster, updated))
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             patched = self.objects.patch(
                 t, namespace, path.name, content_type, await request.read(), path.subresource
             )
-            return json_response(self.present(t, cluster, patched))
+            return json_response(present(view, t, cluster, patched))
         if method == "DELETE" and not path.subresource:
             options = await self._delete_options(request)
             result = self.objects.delete(t, namespace, path.name, options)
             if result["metadata"].get("deletionTimestamp") and self.store.get(
                 cluster, rtype.group, rtype.plural, namespace, path.name
             ):
-                return json_response(self.present(t, cluster, result))
+                return json_response(present(view, t, cluster, result))
             return json_response(_deleted_status(rtype, result))
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
 
@@ -263,10 +266,14 @@ class DevCluster:
         return labels, fields
 
     async def _list_or_watch(
-        self, request: web.Request, t: Target, namespace: str | None
+        self, request: web.Request, view: View, t: Target, namespace: str | None
     ) -> web.StreamResponse:
         labels, fields = self._selectors(request, t.rtype)
         query = request.query
+
+        def visible(cluster: str, obj: Obj) -> bool:
+            return view.visible(cluster, t.rtype, obj)
+
         if _bool_param(query.get("watch")):
             timeout = (
                 float(query["timeoutSeconds"])
@@ -275,7 +282,7 @@ class DevCluster:
             )
             send_initial = query.get("sendInitialEvents")
             watch_request = WatchRequest(
-                cluster=self.watch_cluster(t.cluster),
+                cluster=view.cluster,
                 group=t.rtype.group,
                 plural=t.rtype.plural,
                 namespace=namespace,
@@ -285,12 +292,13 @@ class DevCluster:
                 timeout=timeout,
                 bookmarks=_bool_param(query.get("allowWatchBookmarks")),
                 send_initial_events=None if send_initial is None else _bool_param(send_initial),
+                visible=visible,
             )
             as_table = tables.wants_table(request.headers.get("Accept", ""))
             include = query.get("includeObject", "Metadata")
 
-            def present(cluster: str, obj: Obj) -> Obj:
-                shown = self.present(t, cluster, obj)
+            def show(cluster: str, obj: Obj) -> Obj:
+                shown = present(view, t, cluster, obj)
                 if as_table:
                     return tables.table(
                         t.rtype,
@@ -308,22 +316,23 @@ class DevCluster:
                     "metadata": {"resourceVersion": str(rv)},
                 }
 
-            stream = WatchStream(self.store, watch_request, present, bookmark, self.config.bookmark_interval)
+            stream = WatchStream(self.store, watch_request, show, bookmark, self.config.bookmark_interval)
             return await stream.serve(request)
         try:
             limit = int(query.get("limit", "0") or 0)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {query.get('limit')}") from None
         page = self.objects.list(
-            self.watch_cluster(t.cluster),
+            view.cluster,
             t.rtype,
             namespace,
             label_selector=labels,
             field_selector=fields,
             limit=limit,
             continue_token=query.get("continue", ""),
+            visible=visible,
         )
-        items = [self.present(t, cluster, obj) for cluster, obj in page.items]
+        items = [present(view, t, cluster, obj) for cluster, obj in page.items]
         if tables.wants_table(request.headers.get("Accept", "")):
             return json_response(
                 tables.table(
@@ -343,24 +352,24 @@ class DevCluster:
             {"kind": t.rtype.list_kind, "apiVersion": t.api_version, "metadata": metadata, "items": items}
         )
 
-    def watch_cluster(self, cluster: str) -> str | None:
-        """The cluster a list or watch covers (None = every cluster); kcp mode overrides ``*``."""
-        return cluster
-
     async def _delete_collection(
-        self, request: web.Request, t: Target, namespace: str | None
+        self, request: web.Request, view: View, t: Target, namespace: str | None
     ) -> web.Response:
         labels, fields = self._selectors(request, t.rtype)
         options = await self._delete_options(request)
-        page = self.objects.list(t.cluster, t.rtype, namespace, label_selector=labels, field_selector=fields)
+        page = self.objects.list(
+            t.cluster,
+            t.rtype,
+            namespace,
+            label_selector=labels,
+            field_selector=fields,
+            visible=lambda cluster, obj: view.visible(cluster, t.rtype, obj),
+        )
         deleted = []
         for _, obj in page.items:
             meta = obj["metadata"]
-            deleted.append(
-                self.present(
-                    t, t.cluster, self.objects.delete(t, meta.get("namespace", ""), meta["name"], options)
-                )
-            )
+            removed = self.objects.delete(t, meta.get("namespace", ""), meta["name"], options)
+            deleted.append(present(view, t, t.cluster, removed))
         return json_response(
             {
                 "kind": t.rtype.list_kind,
@@ -370,9 +379,8 @@ class DevCluster:
             }
         )
 
-    async def _scale(self, request: web.Request, t: Target, namespace: str, name: str) -> web.Response:
+    async def _scale(self, request: web.Request, t: Target, obj: Obj) -> web.Response:
         assert t.rtype.scale is not None
-        obj = self.objects.get(t, namespace, name)
         if request.method == "GET":
             return json_response(scale.scale_of(t.rtype.scale, obj))
         if request.method == "PUT":
@@ -384,6 +392,25 @@ class DevCluster:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
         updated = self.objects.replace(t, obj, scale.with_replicas(t.rtype.scale, obj, wanted))
         return json_response(scale.scale_of(t.rtype.scale, updated))
+
+
+def present(view: View, t: Target, cluster: str, obj: Obj) -> Obj:
+    """An object as served at the request's version, through ``view``."""
+    shown = {**obj, "apiVersion": t.api_version, "kind": t.rtype.kind}
+    if t.rtype.converter is not None:
+        shown = t.rtype.converter.from_storage(shown, t.version)
+    return view.present(cluster, shown)
+
+
+def _verb(method: str, path: routing.ApiPath, query: Any) -> str:
+    """The Kubernetes verb of a request (as RBAC names it)."""
+    if method == "GET":
+        if path.name:
+            return "get"
+        return "watch" if _bool_param(query.get("watch")) else "list"
+    if method == "DELETE":
+        return "delete" if path.name else "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
 def _not_served() -> StatusError:

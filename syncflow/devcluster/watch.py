@@ -30,6 +30,7 @@ class WatchRequest:
     timeout: float
     bookmarks: bool
     send_initial_events: bool | None = None
+    visible: Callable[[str, Obj], bool] = lambda cluster, obj: True
 
 
 def default_timeout(min_request_timeout: float) -> float:
@@ -54,15 +55,20 @@ class WatchStream:
         self.bookmark_object = bookmark_object
         self.bookmark_interval = bookmark_interval
 
-    def _matches(self, obj: Obj | None) -> bool:
+    def _matches(self, cluster: str, obj: Obj | None) -> bool:
         if obj is None:
             return False
         labels = obj["metadata"].get("labels") or {}
-        return self.request.label_selector.matches(labels) and self.request.field_selector.matches(obj)
+        req = self.request
+        return (
+            req.label_selector.matches(labels)
+            and req.field_selector.matches(obj)
+            and req.visible(cluster, obj)
+        )
 
     def visible(self, event: WatchEvent) -> tuple[str, Obj] | None:
         """The event as this watcher sees it: selector transitions become ADDED/DELETED."""
-        now, before = self._matches(event.obj), self._matches(event.old)
+        now, before = self._matches(event.cluster, event.obj), self._matches(event.cluster, event.old)
         if event.type == "ADDED":
             return ("ADDED", event.obj) if now else None
         if event.type == "DELETED":
@@ -83,7 +89,7 @@ class WatchStream:
             return [
                 ("ADDED", cluster, obj)
                 for cluster, obj in self.store.items(req.cluster, req.group, req.plural, req.namespace)
-                if self._matches(obj)
+                if self._matches(cluster, obj)
             ]
         try:
             since = int(sub_rv)
