@@ -1,0 +1,60 @@
+"""Classification of handler exceptions into queue outcomes."""
+
+from __future__ import annotations
+
+import socket
+
+import pydantic
+import pytest
+import redis.exceptions
+import requests.exceptions
+import urllib3.exceptions
+from kubernetes.client.exceptions import ApiException
+
+from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify
+from syncflow.queue.workqueue import Outcome
+
+
+def _validation_error() -> pydantic.ValidationError:
+    class Model(pydantic.BaseModel):
+        n: int
+
+    try:
+        Model.model_validate({"n": "x"})
+    except pydantic.ValidationError as exc:
+        return exc
+    raise AssertionError("no validation error")
+
+
+@pytest.mark.parametrize(
+    ("exc", "outcome"),
+    [
+        (ApiException(status=409), Outcome.TRANSIENT),
+        (ApiException(status=429), Outcome.TRANSIENT),
+        (ApiException(status=500), Outcome.TRANSIENT),
+        (ApiException(status=503), Outcome.TRANSIENT),
+        (ApiException(status=400), Outcome.PERMANENT),
+        (ApiException(status=403), Outcome.PERMANENT),
+        (ApiException(status=404), Outcome.PERMANENT),
+        (ApiException(status=422), Outcome.PERMANENT),
+        (ApiException(status=401), Outcome.ERROR),
+        (ApiException(status=410), Outcome.ERROR),
+        (urllib3.exceptions.MaxRetryError(None, "/", None), Outcome.TRANSIENT),
+        (urllib3.exceptions.ProtocolError("reset"), Outcome.TRANSIENT),
+        (urllib3.exceptions.ReadTimeoutError(None, "/", "slow"), Outcome.TRANSIENT),
+        (requests.exceptions.ConnectionError(), Outcome.TRANSIENT),
+        (redis.exceptions.ConnectionError(), Outcome.TRANSIENT),
+        (ConnectionRefusedError(), Outcome.TRANSIENT),
+        (TimeoutError(), Outcome.TRANSIENT),
+        (socket.gaierror(), Outcome.TRANSIENT),
+        (TransientError("later"), Outcome.TRANSIENT),
+        (PermanentError("never"), Outcome.PERMANENT),
+        (_validation_error(), Outcome.PERMANENT),
+        (RequeueAfter(5), Outcome.AFTER),
+        (RuntimeError("bug"), Outcome.ERROR),
+        (KeyError("x"), Outcome.ERROR),
+    ],
+    ids=lambda v: type(v).__name__ + (f"-{v.status}" if isinstance(v, ApiException) else ""),
+)
+def test_classify(exc: Exception, outcome: Outcome) -> None:
+    assert classify(exc) is outcome

@@ -1,0 +1,132 @@
+"""The keyed task body (claim → handler → done) against the real scripts, without Celery."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from syncflow.keys import ObjectKey
+from syncflow.queue.errors import RequeueAfter
+from syncflow.queue.execute import run_keyed
+from syncflow.queue.renewer import LeaseRenewer
+from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import Claim
+from tests.queue.conftest import Sent
+from tests.support.waiting import wait_for
+
+KEY = ObjectKey("sync", "rule", "root:ws", "ns", "obj")
+
+
+@pytest.fixture
+def renewer() -> LeaseRenewer:
+    return LeaseRenewer(interval=0.05)
+
+
+def done_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, object]]:
+    return [r.syncflow_fields for r in caplog.records if r.getMessage() == "task.done"]  # type: ignore[attr-defined]
+
+
+def test_success_logs_one_line_with_the_key(
+    service: QueueService, renewer: LeaseRenewer, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[ObjectKey] = []
+    service.add(KEY)
+    with caplog.at_level(logging.INFO, logger="syncflow.task"):
+        report = run_keyed(service, renewer, seen.append, str(KEY), "token-1")
+    assert (report.outcome, report.state, report.error) == ("ok", "done", None)
+    assert seen == [KEY]
+    [line] = done_lines(caplog)
+    assert (line["key"], line["outcome"], line["state"]) == (str(KEY), "ok", "done")
+
+
+def test_duplicate_message_is_skipped(service: QueueService, renewer: LeaseRenewer) -> None:
+    calls: list[ObjectKey] = []
+    service.add(KEY)
+    run_keyed(service, renewer, calls.append, str(KEY), "a")
+    assert run_keyed(service, renewer, calls.append, str(KEY), "b").outcome == "stale"
+    assert calls == [KEY]
+
+
+def test_invalid_key_is_acked_without_processing(service: QueueService, renewer: LeaseRenewer) -> None:
+    assert run_keyed(service, renewer, pytest.fail, "not a key", "a").outcome == "invalid-key"
+
+
+def test_permanent_error_parks_with_traceback(
+    service: QueueService, renewer: LeaseRenewer, caplog: pytest.LogCaptureFixture
+) -> None:
+    def handler(key: ObjectKey) -> None:
+        raise ApiException(status=404, reason="namespace not found")
+
+    service.add(KEY)
+    with caplog.at_level(logging.INFO, logger="syncflow.task"):
+        report = run_keyed(service, renewer, handler, str(KEY), "a")
+    assert (report.outcome, report.state) == ("permanent", "parked")
+    assert isinstance(report.error, ApiException)
+    failure = service.failure(str(KEY))
+    assert failure is not None and failure.error["type"] == "ApiException"
+    assert "namespace not found" in failure.error["traceback"]
+    [line] = done_lines(caplog)
+    assert line["state"] == "parked" and "ApiException" in str(line["error"])
+
+
+def test_transient_error_backs_off(service: QueueService, renewer: LeaseRenewer) -> None:
+    def handler(key: ObjectKey) -> None:
+        raise ApiException(status=409, reason="Conflict")
+
+    service.add(KEY)
+    report = run_keyed(service, renewer, handler, str(KEY), "a")
+    assert (report.outcome, report.state) == ("transient", "backoff")
+    assert service.queues["sync"].stats().delayed == 1
+
+
+def test_requeue_after_is_not_an_error(service: QueueService, renewer: LeaseRenewer) -> None:
+    def handler(key: ObjectKey) -> None:
+        raise RequeueAfter(30)
+
+    service.add(KEY)
+    report = run_keyed(service, renewer, handler, str(KEY), "a")
+    assert (report.outcome, report.state, report.error) == ("after", "delayed", None)
+    assert service.failure(str(KEY)) is None
+
+
+def test_dirtied_while_running_is_published_again(
+    service: QueueService, renewer: LeaseRenewer, sent: Sent
+) -> None:
+    def handler(key: ObjectKey) -> None:
+        service.add(key)  # a watch event arrives mid-run
+
+    service.add(KEY)
+    sent.clear()
+    assert run_keyed(service, renewer, handler, str(KEY), "a").state == "requeued"
+    assert sent == [(KEY, "sync")]
+
+
+def test_long_handler_keeps_its_lease(service: QueueService, renewer: LeaseRenewer) -> None:
+    short = service.settings.model_copy(update={"task_time_limit": 0.05, "lease_ttl": 0.15})
+    service = QueueService(service.redis, short, service.publisher)
+    queue = service.queues["sync"]
+    release = threading.Event()
+
+    def handler(key: ObjectKey) -> None:
+        release.wait(10)
+
+    service.add(KEY)
+    runner = threading.Thread(target=run_keyed, args=(service, renewer, handler, str(KEY), "a"))
+    runner.start()
+    try:
+        wait_for(lambda: queue.stats().leased, what="the handler to start")
+        first = float(queue.redis.zscore(queue.layout.key("L"), str(KEY)) or 0)
+        # Renewal pushes the deadline past the original TTL, so the lease never expires mid-run.
+        wait_for(
+            lambda: float(queue.redis.zscore(queue.layout.key("L"), str(KEY)) or 0) > first + 100,
+            what="the lease to be renewed",
+        )
+        assert service.pump().expired == 0
+        assert queue.claim(KEY, "intruder") is Claim.BUSY
+    finally:
+        release.set()
+        runner.join(10)
+    assert queue.stats().leased == 0
