@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,7 +54,7 @@ def test_endpoint_limits_from_environment(monkeypatch: pytest.MonkeyPatch) -> No
         ({"max_attempts": 0}, "max_attempts"),
     ],
 )
-def test_errors_name_the_bad_field(flags: dict[str, object], named: str) -> None:
+def test_errors_name_the_bad_field(flags: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         load_settings(**flags)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pydantic
 import pytest
@@ -13,6 +14,8 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify
 from syncflow.queue.workqueue import Outcome
+
+_NO_POOL: Any = None
 
 
 def _validation_error() -> pydantic.ValidationError:
@@ -39,9 +42,9 @@ def _validation_error() -> pydantic.ValidationError:
         (ApiException(status=422), Outcome.PERMANENT),
         (ApiException(status=401), Outcome.ERROR),
         (ApiException(status=410), Outcome.ERROR),
-        (urllib3.exceptions.MaxRetryError(None, "/", None), Outcome.TRANSIENT),
+        (urllib3.exceptions.MaxRetryError(_NO_POOL, "/", None), Outcome.TRANSIENT),
         (urllib3.exceptions.ProtocolError("reset"), Outcome.TRANSIENT),
-        (urllib3.exceptions.ReadTimeoutError(None, "/", "slow"), Outcome.TRANSIENT),
+        (urllib3.exceptions.ReadTimeoutError(_NO_POOL, "/", "slow"), Outcome.TRANSIENT),
         (requests.exceptions.ConnectionError(), Outcome.TRANSIENT),
         (redis.exceptions.ConnectionError(), Outcome.TRANSIENT),
         (ConnectionRefusedError(), Outcome.TRANSIENT),

@@ -51,7 +51,9 @@ def test_duplicate_message_is_skipped(service: QueueService, renewer: LeaseRenew
 
 
 def test_invalid_key_is_acked_without_processing(service: QueueService, renewer: LeaseRenewer) -> None:
-    assert run_keyed(service, renewer, pytest.fail, "not a key", "a").outcome == "invalid-key"
+    calls: list[ObjectKey] = []
+    assert run_keyed(service, renewer, calls.append, "not a key", "a").outcome == "invalid-key"
+    assert calls == []
 
 
 def test_permanent_error_parks_with_traceback(
