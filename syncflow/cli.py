@@ -39,11 +39,20 @@ def main() -> None:
     type=click.Path(dir_okay=False, writable=True),
     help="Where to write the kubeconfig.",
 )
-@click.option("--token", default=None, help="Require this bearer token on every request (implies --tls).")
+@click.option(
+    "--token",
+    "tokens",
+    multiple=True,
+    metavar="[IDENTITY=]TOKEN",
+    help="Require a bearer token (repeatable; IDENTITY defaults to admin). Implies --tls.",
+)
 @click.option(
     "--tls/--no-tls",
     default=None,
-    help="Serve HTTPS with a generated certificate (default: when --token is given).",
+    help="Serve HTTPS with a generated certificate (default: when a token is set).",
+)
+@click.option(
+    "--kcp", is_flag=True, help="Serve kcp: workspaces, APIExports, APIBindings, virtual workspaces."
 )
 @click.option(
     "--bookmark-interval",
@@ -63,23 +72,29 @@ def devcluster(
     host: str,
     port: int,
     kubeconfig_path: str,
-    token: str | None,
+    tokens: tuple[str, ...],
     tls: bool | None,
+    kcp: bool,
     bookmark_interval: float,
     watch_history: int,
 ) -> None:
-    """Run the embedded Kubernetes-compatible API server (in memory)."""
+    """Run the embedded Kubernetes-compatible API server (in memory); --kcp for a kcp."""
     from pathlib import Path
 
-    from syncflow.devcluster.runner import RunOptions, run
+    from syncflow.devcluster.runner import RunOptions, parse_tokens, run
 
+    try:
+        identities = parse_tokens(tokens)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--token") from None
     run(
         RunOptions(
             host=host,
             port=port,
             kubeconfig=Path(kubeconfig_path),
-            token=token,
+            tokens=identities,
             tls=tls,
+            kcp=kcp,
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,
         )

@@ -116,15 +116,17 @@ def field_labels(rtype: ResourceType) -> tuple[str, ...]:
 class Objects:
     """CRUD on the store with kube-apiserver's rules.
 
-    ``on_write(target, new, old)`` runs after every stored change and ``on_remove(target, obj)``
+    Hooks: each ``admission(target, new, old)`` may adjust or refuse an object before it is
+    validated and stored (``old`` is None on create, ``subresource`` writes skip admission);
+    each ``on_write(target, new, old)`` runs after every stored change and ``on_remove(target, obj)``
     after an object is gone; :class:`~syncflow.devcluster.lifecycle.Lifecycle` hooks in there.
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.on_write: Callable[[Target, Obj, Obj | None], None] = lambda t, new, old: None
-        self.on_remove: Callable[[Target, Obj], None] = lambda t, obj: None
-        self.namespace_state: Callable[[str, str], str | None] = self._namespace_phase
+        self.admission: list[Callable[[Target, Obj, Obj | None], None]] = []
+        self.on_write: list[Callable[[Target, Obj, Obj | None], None]] = []
+        self.on_remove: list[Callable[[Target, Obj], None]] = []
 
     # ----- reads -----
 
@@ -191,6 +193,7 @@ class Objects:
             meta["generation"] = 1
         if t.rtype.status_subresource:
             obj.pop("status", None)
+        self._admit(t, obj, None)
         self._validate(t, obj, None)
         if (
             self.store.get(
@@ -204,7 +207,7 @@ class Objects:
         ):
             raise errors.already_exists(t.rtype.plural, meta["name"], t.rtype.group)
         stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, obj, None)
-        self.on_write(t, stored, None)
+        self._written(t, stored, None)
         return stored
 
     def update(self, t: Target, namespace: str, name: str, body: Any, subresource: str = "") -> Obj:
@@ -286,13 +289,15 @@ class Objects:
         new["apiVersion"], new["kind"] = t.api_version, t.rtype.kind
         if t.rtype.tracks_generation and _spec_part(new) != _spec_part(old):
             meta["generation"] = int(meta.get("generation", 1)) + 1
+        if not subresource:
+            self._admit(t, new, old)
         self._validate(t, new, old)
         if _content(new) == _content({**old, "apiVersion": t.api_version, "kind": t.rtype.kind}):
             return old
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._removable(t, new):
             return self.remove(t, new)
         stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, new, old)
-        self.on_write(t, stored, old)
+        self._written(t, stored, old)
         return stored
 
     def delete(self, t: Target, namespace: str, name: str, options: dict[str, Any]) -> Obj:
@@ -324,16 +329,25 @@ class Objects:
         if not new["metadata"].get("finalizers") and self._removable(t, new):
             return self.remove(t, old)
         stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, new, old)
-        self.on_write(t, stored, old)
+        self._written(t, stored, old)
         return stored
 
     def remove(self, t: Target, obj: Obj) -> Obj:
         """Drop an object from storage now."""
         removed = self.store.remove(t.cluster, t.rtype.group, t.rtype.plural, obj)
-        self.on_remove(t, removed)
+        for hook in self.on_remove:
+            hook(t, removed)
         return removed
 
     # ----- helpers -----
+
+    def _written(self, t: Target, new: Obj, old: Obj | None) -> None:
+        for hook in self.on_write:
+            hook(t, new, old)
+
+    def _admit(self, t: Target, new: Obj, old: Obj | None) -> None:
+        for hook in self.admission:
+            hook(t, new, old)
 
     def _removable(self, t: Target, obj: Obj) -> bool:
         """Namespaces and CRDs are held by their contents (the lifecycle removes them when empty)."""
@@ -403,7 +417,7 @@ class Objects:
             raise errors.invalid(t.rtype.kind, name, problems, t.rtype.group)
 
     def _require_open_namespace(self, cluster: str, namespace: str) -> None:
-        phase = self.namespace_state(cluster, namespace)
+        phase = self._namespace_phase(cluster, namespace)
         if phase is None:
             raise errors.not_found("namespaces", namespace)
         if phase == "Terminating":

@@ -27,18 +27,18 @@ class Lifecycle:
     def __init__(self, objects: Objects, registry: Registry) -> None:
         self.objects = objects
         self.registry = registry
-        objects.on_write = self.after_write
-        objects.on_remove = self.after_remove
+        objects.on_write.append(self.after_write)
+        objects.on_remove.append(self.after_remove)
 
     def target(self, cluster: str, rtype: ResourceType) -> Target:
         """A target at the preferred version of ``rtype``."""
         return Target(cluster, rtype, rtype.versions[0])
 
-    def create_cluster(self, cluster: str) -> None:
+    def create_cluster(self, cluster: str, namespaces: tuple[str, ...] = INITIAL_NAMESPACES) -> None:
         """Give a new logical cluster its initial namespaces."""
         ns_type = self.registry.by_group_resource(cluster, "", "namespaces")
         assert ns_type is not None
-        for name in INITIAL_NAMESPACES:
+        for name in namespaces:
             self.objects.create(self.target(cluster, ns_type), "", {"metadata": {"name": name}})
 
     def after_write(self, t: Target, new: Obj, old: Obj | None) -> None:

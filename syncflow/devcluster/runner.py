@@ -4,17 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
 
+from syncflow.devcluster.kcp.authz import ADMIN
+from syncflow.devcluster.kcp.server import KcpDevCluster
 from syncflow.devcluster.kubeconfig import kubeconfig, write_kubeconfig
 from syncflow.devcluster.server import DevCluster, ServerConfig
 from syncflow.devcluster.tls import make_serving_certificate
 
 CONTEXT = "devcluster"
+KCP_CONTEXT = "root"
+
+
+def parse_tokens(values: tuple[str, ...]) -> dict[str, str]:
+    """``--token`` values (``TOKEN`` for the admin, or ``IDENTITY=TOKEN``) as identity -> token."""
+    tokens: dict[str, str] = {}
+    for value in values:
+        identity, _, token = value.rpartition("=")
+        identity = identity or ADMIN
+        if not token:
+            raise ValueError(f"--token {value!r}: the token is empty")
+        if identity in tokens:
+            raise ValueError(f"--token: identity {identity!r} is given twice")
+        if token in tokens.values():
+            raise ValueError(f"--token: the token of {identity!r} is already used by another identity")
+        tokens[identity] = token
+    return tokens
 
 
 @dataclass(frozen=True)
@@ -24,54 +44,71 @@ class RunOptions:
     host: str = "127.0.0.1"
     port: int = 6443
     kubeconfig: Path = Path("devcluster.kubeconfig")
-    token: str | None = None
+    tokens: dict[str, str] = field(default_factory=dict)  # identity -> bearer token
     tls: bool | None = None  # None: TLS exactly when a token is required
+    kcp: bool = False
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the listening socket first, so the server knows its own URL before it builds any state."""
+    try:
+        sock = socket.create_server((host, port), reuse_port=False)
+    except OSError as exc:
+        raise SystemExit(f"error: cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.setblocking(False)
+    return sock
+
+
 async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
-    tokens = {options.token: "admin"} if options.token else {}
-    cluster = DevCluster(
-        ServerConfig(
-            tokens=tokens,
-            bookmark_interval=options.bookmark_interval,
-            watch_history=options.watch_history,
-        )
+    sock = _listen(options.host, options.port)
+    port = sock.getsockname()[1]
+    use_tls = bool(options.tokens) if options.tls is None else options.tls
+    certificate = make_serving_certificate(options.host) if use_tls else None
+    url = f"{'https' if certificate else 'http'}://{options.host}:{port}"
+    config = ServerConfig(
+        tokens={token: identity for identity, token in options.tokens.items()},
+        bookmark_interval=options.bookmark_interval,
+        watch_history=options.watch_history,
+        server_address=f"{options.host}:{port}",
+        external_url=url,
     )
+    cluster = KcpDevCluster(config) if options.kcp else DevCluster(config)
     runner = web.AppRunner(cluster.app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    use_tls = options.token is not None if options.tls is None else options.tls
-    certificate = make_serving_certificate(options.host) if use_tls else None
-    site = web.TCPSite(
-        runner, options.host, options.port, ssl_context=certificate.ssl_context() if certificate else None
-    )
-    try:
-        await site.start()
-    except OSError as exc:
-        await runner.cleanup()
-        raise SystemExit(f"error: cannot listen on {options.host}:{options.port}: {exc.strerror}") from None
-    server = site._server
-    assert server is not None
-    port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-    url = f"{'https' if certificate else 'http'}://{options.host}:{port}"
-    cluster.config.server_address = f"{options.host}:{port}"
+    site = web.SockSite(runner, sock, ssl_context=certificate.ssl_context() if certificate else None)
+    await site.start()
     ca_pem = certificate.ca_pem if certificate else None
-    write_kubeconfig(options.kubeconfig, kubeconfig({CONTEXT: url}, options.token, CONTEXT, ca_pem))
+    contexts, current = (
+        ({KCP_CONTEXT: f"{url}/clusters/root"}, KCP_CONTEXT) if options.kcp else ({CONTEXT: url}, CONTEXT)
+    )
+    token = options.tokens.get(ADMIN)
+    write_kubeconfig(options.kubeconfig, kubeconfig(contexts, token, current, ca_pem))
     path = options.kubeconfig.resolve()
-    print(f"devcluster serving at {url}", flush=True)
+    print(f"devcluster {'(kcp) ' if options.kcp else ''}serving at {url}", flush=True)
     print(f"kubeconfig written to {path}", flush=True)
     print("try:", flush=True)
     print(f"  export KUBECONFIG={path}", flush=True)
-    print("  kubectl get namespaces", flush=True)
-    print(
-        "  kubectl create configmap hello --from-literal=greeting=hi && kubectl get configmaps -w", flush=True
-    )
+    for hint in _KCP_HINTS if options.kcp else _PLAIN_HINTS:
+        print(f"  {hint}", flush=True)
     print("stop with Ctrl-C", flush=True)
     try:
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+_PLAIN_HINTS = (
+    "kubectl get namespaces",
+    "kubectl create configmap hello --from-literal=greeting=hi && kubectl get configmaps -w",
+)
+_KCP_HINTS = (
+    "kubectl get logicalclusters cluster -o yaml",
+    'kubectl create -f - <<< \'{"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", '
+    '"metadata": {"name": "org"}}\'',
+    "kubectl get workspaces",
+)
 
 
 def run(options: RunOptions) -> None:

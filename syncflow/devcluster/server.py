@@ -37,6 +37,7 @@ class ServerConfig:
     watch_history: int = 10_000
     min_request_timeout: float = 1800.0
     server_address: str = "127.0.0.1:6443"
+    external_url: str = "http://127.0.0.1:6443"
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
@@ -51,12 +52,18 @@ def _bool_param(value: str | None) -> bool:
 class DevCluster:
     """One API server: storage, resource types, object semantics and the aiohttp application."""
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
+    def __init__(
+        self, config: ServerConfig | None = None, extra_types: tuple[ResourceType, ...] = ()
+    ) -> None:
         self.config = config or ServerConfig()
         self.store = Store(history=self.config.watch_history)
-        self.registry = Registry()
+        self.registry = Registry(extra_types)
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
+        self.bootstrap()
+
+    def bootstrap(self) -> None:
+        """Create the initial state (a plain server: one cluster with the usual namespaces)."""
         self.lifecycle.create_cluster(PLAIN_CLUSTER)
 
     def app(self) -> web.Application:

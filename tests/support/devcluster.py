@@ -64,7 +64,7 @@ def start_devcluster(workdir: Path, *extra: str, token: str | None = None) -> De
         if not line:
             break
         seen.append(line)
-        match = re.match(r"devcluster serving at (\S+)", line)
+        match = re.match(r"devcluster (?:\(kcp\) )?serving at (\S+)", line)
         if match:
             return DevclusterProcess(match.group(1), kubeconfig, process, token)
     os.killpg(process.pid, signal.SIGKILL)
