@@ -1,0 +1,92 @@
+"""Plain JSON requests through the official client's transport (auth, TLS, proxies from kubeconfig).
+
+The typed APIs deserialize into models and the DynamicClient runs discovery first; sync work
+wants neither: it reads and writes objects as dicts at known paths.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+Obj = dict[str, Any]
+
+MERGE_PATCH = "application/merge-patch+json"
+DEFAULT_TIMEOUT = (5.0, 30.0)
+
+
+def resource_path(group: str, version: str, plural: str, namespace: str = "", name: str = "") -> str:
+    """``/api/v1/...`` or ``/apis/<group>/<version>/...`` for a resource, object or collection."""
+    path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    if namespace:
+        path += f"/namespaces/{quote(namespace)}"
+    path += f"/{plural}"
+    if name:
+        path += f"/{quote(name)}"
+    return path
+
+
+class JsonApi:
+    """JSON requests against one API endpoint; errors raise the client's ``ApiException``."""
+
+    def __init__(self, api: ApiClient, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> None:
+        self.api = api
+        self.timeout = timeout
+
+    @property
+    def host(self) -> str:
+        """The endpoint URL."""
+        return str(self.api.configuration.host)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Obj:
+        """Send one request and return the decoded JSON body."""
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        method, url, headers, payload, _ = self.api.param_serialize(
+            method,
+            path,
+            query_params=list((query or {}).items()),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = self.api.call_api(
+            method, url, header_params=headers, body=payload, _request_timeout=self.timeout
+        )
+        response.read()  # type: ignore[no-untyped-call]
+        if response.status >= 400:
+            raise ApiException(http_resp=response)
+        return json.loads(response.data) if response.data else {}
+
+    def get(self, path: str, **query: str) -> Obj:
+        """GET an object or a list."""
+        return self.request("GET", path, query=query)
+
+    def create(self, path: str, body: Obj) -> Obj:
+        """POST an object to a collection path."""
+        return self.request("POST", path, body=body)
+
+    def replace(self, path: str, body: Obj) -> Obj:
+        """PUT an object (or a subresource such as ``/status``)."""
+        return self.request("PUT", path, body=body)
+
+    def merge_patch(self, path: str, patch: Obj) -> Obj:
+        """PATCH with a JSON merge patch."""
+        return self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+
+    def delete(self, path: str, **query: str) -> Obj:
+        """DELETE an object."""
+        return self.request("DELETE", path, query=query)

@@ -1,0 +1,1 @@
+"""Publish mode (api-syncagent compatible): PublishedResources → APIResourceSchemas → one APIExport."""
