@@ -259,3 +259,29 @@ def worker(
 def beat(schedule: str, loglevel: str, config_file: str | None, **flags: Any) -> None:
     """Run Celery beat: the queue pump every second (safe to run twice)."""
     run_beat(_settings(config_file, **flags), schedule=schedule, loglevel=loglevel)
+
+
+@main.command()
+@click.option("--apply", "apply_", is_flag=True, help="Create or update the CRDs in the cluster.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig (with --apply).")
+@click.option("--context", default=None, help="Kubeconfig context (with --apply).")
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds to wait until every CRD is Established (with --apply).",
+)
+def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: float) -> None:
+    """Print the CRDs of syncflow's APIs as YAML, or install them with --apply."""
+    from syncflow.api import crdgen, install
+
+    if not apply_:
+        click.echo(crdgen.to_yaml(crdgen.all_crds()), nl=False)
+        return
+    try:
+        install.apply_crds(
+            crdgen.all_crds(), kubeconfig=kubeconfig, context=context, timeout=timeout, echo=click.echo
+        )
+    except install.InstallError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -1,0 +1,158 @@
+"""Install CRDs into a cluster: create or replace each, then wait until it is Established."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import urllib3
+import yaml
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+_TIMEOUT = (5.0, 30.0)
+"""Connect and read timeouts of each request, in seconds."""
+_POLL = 0.2
+_CONFLICT_ATTEMPTS = 5
+
+
+class InstallError(Exception):
+    """Installing failed; the message is meant for a person (kubectl-like)."""
+
+
+def _api_client(kubeconfig: str | None, context: str | None) -> client.ApiClient:
+    if kubeconfig is not None and not Path(kubeconfig).is_file():
+        raise InstallError(f"stat {kubeconfig}: no such file or directory")
+    configuration = client.Configuration()
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context, client_configuration=configuration, persist_config=False
+        )
+    except (ConfigException, yaml.YAMLError, OSError, TypeError, KeyError) as exc:
+        where = kubeconfig or "the default kubeconfig"
+        raise InstallError(f"invalid configuration in {where}: {exc}") from None
+    configuration.retries = 1
+    return client.ApiClient(configuration)
+
+
+def _network_reason(exc: BaseException) -> str:
+    """The innermost cause of a urllib3 error, e.g. "Connection refused"."""
+    current: BaseException | None = exc
+    innermost = exc
+    while current is not None:
+        innermost = current
+        reason = getattr(current, "reason", None)
+        current = reason if isinstance(reason, BaseException) else current.__cause__
+    if isinstance(innermost, OSError) and innermost.strerror:
+        return innermost.strerror
+    return str(innermost)
+
+
+def _body(response: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(response.data)
+    return data
+
+
+def _server_error(exc: ApiException, action: str, name: str) -> InstallError:
+    try:
+        status = json.loads(exc.body or "")
+        reason, message = status.get("reason") or exc.reason, status.get("message") or exc.body
+    except (TypeError, ValueError):
+        reason, message = exc.reason, exc.body
+    return InstallError(f"Error from server ({reason}): error when {action} {name}: {message}")
+
+
+def _apply(api: client.ApiextensionsV1Api, crd: Mapping[str, Any]) -> str:
+    """Create ``crd`` or replace the existing one; returns "created" or "configured"."""
+    name = crd["metadata"]["name"]
+    try:
+        # The client sends plain dicts as they are; its models would drop fields they do not know.
+        api.create_custom_resource_definition(
+            crd,  # type: ignore[arg-type]
+            _preload_content=False,
+            _request_timeout=_TIMEOUT,
+        )
+        return "created"
+    except ApiException as exc:
+        if exc.status != 409:
+            raise _server_error(exc, "creating", name) from None
+    for _ in range(_CONFLICT_ATTEMPTS):
+        current = _body(
+            api.read_custom_resource_definition(name, _preload_content=False, _request_timeout=_TIMEOUT)
+        )
+        desired = copy.deepcopy(dict(crd))
+        desired["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        try:
+            api.replace_custom_resource_definition(
+                name,
+                desired,  # type: ignore[arg-type]
+                _preload_content=False,
+                _request_timeout=_TIMEOUT,
+            )
+            return "configured"
+        except ApiException as exc:
+            if exc.status != 409:
+                raise _server_error(exc, "replacing", name) from None
+    raise InstallError(f"{name} kept changing while being replaced; try again")
+
+
+def _conditions(crd: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {c.get("type", ""): c for c in (crd.get("status") or {}).get("conditions") or []}
+
+
+def _wait_established(
+    api: client.ApiextensionsV1Api, name: str, deadline: float, echo: Callable[[str], None]
+) -> None:
+    echo(f"waiting for customresourcedefinition/{name} to be Established")
+    while True:
+        crd = _body(
+            api.read_custom_resource_definition(name, _preload_content=False, _request_timeout=_TIMEOUT)
+        )
+        conditions = _conditions(crd)
+        established = conditions.get("Established", {})
+        if established.get("status") == "True":
+            echo(f"customresourcedefinition.apiextensions.k8s.io/{name} condition met")
+            return
+        names = conditions.get("NamesAccepted", {})
+        if names.get("status") == "False":
+            raise InstallError(f"{name}: names not accepted: {names.get('message', '')}")
+        if time.monotonic() >= deadline:
+            last = established.get("message") or "no Established condition yet"
+            raise InstallError(f"timed out waiting for {name} to be Established: {last}")
+        time.sleep(_POLL)
+
+
+def apply_crds(
+    crds: Sequence[Mapping[str, Any]],
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
+    echo: Callable[[str], None],
+) -> None:
+    """Create or update ``crds`` and wait (at most ``timeout`` seconds) until each is Established.
+
+    ``kubeconfig`` ``None`` means ``$KUBECONFIG`` or ``~/.kube/config``. Raises :class:`InstallError`.
+    """
+    api_client = _api_client(kubeconfig, context)
+    api = client.ApiextensionsV1Api(api_client)
+    try:
+        for crd in crds:
+            outcome = _apply(api, crd)
+            echo(f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} {outcome}")
+        deadline = time.monotonic() + timeout
+        for crd in crds:
+            _wait_established(api, crd["metadata"]["name"], deadline, echo)
+    except ApiException as exc:
+        raise _server_error(exc, "reading", "customresourcedefinitions") from None
+    except urllib3.exceptions.HTTPError as exc:
+        raise InstallError(
+            f"unable to connect to the server {api_client.configuration.host}: {_network_reason(exc)}"
+        ) from None
+    finally:
+        api_client.close()  # type: ignore[no-untyped-call]
