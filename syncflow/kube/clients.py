@@ -1,0 +1,59 @@
+"""API clients per endpoint: one per kubeconfig, and copies retargeted at a kcp cluster or URL."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+
+from kubernetes import client, config
+
+_CLUSTER_SUFFIX = re.compile(r"/clusters/[^/]+/?$")
+
+
+class KubeconfigError(ValueError):
+    """A kubeconfig that is missing or cannot be used; the message names the file."""
+
+
+def load_client(kubeconfig: str | None, context: str | None = None) -> client.ApiClient:
+    """A new ApiClient for ``kubeconfig`` (in-cluster or the default file when None).
+
+    Never reads or changes the client library's global default configuration.
+    """
+    configuration = type.__call__(client.Configuration)
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except config.ConfigException as exc:
+            raise KubeconfigError(f"in-cluster configuration: {exc}") from exc
+        return client.ApiClient(configuration=configuration)
+    path = os.path.expanduser(kubeconfig or config.KUBE_CONFIG_DEFAULT_LOCATION)
+    if not os.path.isfile(path):
+        raise KubeconfigError(f"kubeconfig {path}: no such file")
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=configuration, persist_config=False
+        )
+    except Exception as exc:  # the loader raises ConfigException, YAML, type and key errors alike
+        raise KubeconfigError(f"kubeconfig {path}: {exc}") from exc
+    return client.ApiClient(configuration=configuration)
+
+
+def for_url(api: client.ApiClient, url: str) -> client.ApiClient:
+    """A new client for ``url`` with the same credentials, CA and headers as ``api``."""
+    configuration = copy.deepcopy(api.configuration)
+    configuration.host = url.rstrip("/")
+    copied = client.ApiClient(configuration=configuration)
+    copied.default_headers.update(api.default_headers)
+    return copied
+
+
+def for_cluster(api: client.ApiClient, cluster: str) -> client.ApiClient:
+    """A client for kcp logical cluster ``cluster`` (a name, a ``root:a:b`` path or ``*``).
+
+    Replaces the ``/clusters/<x>`` suffix of the host, or appends one.
+    """
+    if not cluster or "/" in cluster:
+        raise ValueError(f"not a logical cluster name or path: {cluster!r}")
+    base = _CLUSTER_SUFFIX.sub("", api.configuration.host.rstrip("/"))
+    return for_url(api, f"{base}/clusters/{cluster}")

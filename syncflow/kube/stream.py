@@ -1,0 +1,101 @@
+"""One watch connection: opened through the client's REST layer, read as JSON lines under guard."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Generator
+from typing import Any
+
+import urllib3
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+STOPPED = "stopped"
+INACTIVE = "inactive"
+AGED = "aged"
+
+
+def open_stream(
+    api: ApiClient, path: str, query: list[tuple[str, str]], timeout: tuple[float, float]
+) -> urllib3.BaseHTTPResponse:
+    """GET ``path`` and return the unread 2xx response; other statuses raise ``ApiException``."""
+    request = api.param_serialize(
+        "GET",
+        path,
+        query_params=query,
+        header_params={"Accept": "application/json"},
+        auth_settings=["BearerToken"],
+    )
+    response = api.call_api(*request, _request_timeout=timeout)
+    if not 200 <= response.status <= 299:
+        response.read()  # type: ignore[no-untyped-call]
+        raise ApiException(http_resp=response)
+    raw: urllib3.BaseHTTPResponse = response.response
+    return raw
+
+
+class GuardedStream:
+    """Yields the events of a streaming response until it ends.
+
+    A helper thread shuts the socket down (so a blocked read returns at once) when ``stop`` is set,
+    when no line arrived for ``inactivity`` seconds, or when the connection is older than
+    ``lifetime``; ``reason`` then says which.
+    """
+
+    def __init__(
+        self,
+        response: urllib3.BaseHTTPResponse,
+        stop: threading.Event,
+        *,
+        inactivity: float,
+        lifetime: float,
+        poll: float = 0.1,
+    ) -> None:
+        self.response = response
+        self.reason: str | None = None
+        self._stop = stop
+        self._inactivity = inactivity
+        self._deadline = time.monotonic() + lifetime
+        self._last = time.monotonic()
+        self._poll = poll
+        self._done = threading.Event()
+
+    def events(self) -> Generator[dict[str, Any]]:
+        """The decoded events, in order; closes the response when done."""
+        guard = threading.Thread(target=self._guard, name="watch-guard", daemon=True)
+        guard.start()
+        try:
+            buffer = b""
+            while data := self.response.read1(65536):
+                *lines, buffer = (buffer + data).split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        self._last = time.monotonic()
+                        yield json.loads(line)
+        finally:
+            self._done.set()
+            self.response.close()
+            guard.join()
+
+    def _guard(self) -> None:
+        while not self._done.wait(self._poll):
+            now = time.monotonic()
+            if self._stop.is_set():
+                reason = STOPPED
+            elif now - self._last > self._inactivity:
+                reason = INACTIVE
+            elif now > self._deadline:
+                reason = AGED
+            else:
+                continue
+            self.reason = reason
+            self._shutdown()
+            return
+
+    def _shutdown(self) -> None:
+        try:
+            self.response.shutdown()
+        except (OSError, RuntimeError, ValueError):
+            self.response.close()

@@ -1,0 +1,244 @@
+"""The list+watch loop of one resource, reporting through a small handler interface.
+
+List (paginated), then watch from the list's resourceVersion with bookmarks; resume from the last
+seen version after a normal end, a dropped connection or a silent stream; on ``410 Gone`` relist
+and resync the union of the refs known before and listed now, so deletes missed meanwhile are
+reconciled. The loop never reports a delete it did not receive from the server.
+
+Timeouts: the watchdog closes a connection silent (no event, no bookmark) for ``inactivity_timeout``;
+every socket read, including the response headers, is bounded a little later as a backstop
+(urllib3's read timeout is per read); a whole connection by ``server_timeout`` plus a grace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from syncflow.kube.backoff import Backoff
+from syncflow.kube.bookmarks import Bookmarks
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.refs import ObjectRef
+from syncflow.kube.stream import INACTIVE, GuardedStream, open_stream
+from syncflow.logs import log_event
+
+logger = logging.getLogger(__name__)
+
+CLIENT_GRACE = 30.0
+"""How much longer than the server timeout a client waits for a watch connection to end."""
+
+READ_SLACK = 1.0
+"""How much longer than the watchdog one socket read may block (so the watchdog speaks first)."""
+
+
+class WatchHandler(Protocol):
+    """Receives what a ``ResourceWatch`` sees."""
+
+    def on_event(self, type: str, obj: dict[str, Any], ref: ObjectRef) -> None:
+        """One ADDED, MODIFIED or DELETED event."""
+
+    def on_resync(self, refs: set[ObjectRef]) -> None:
+        """Every ref to (re)enqueue in bulk: after the initial list and after each relist."""
+
+
+@dataclass(frozen=True)
+class WatchStatus:
+    """Readiness of one watch: ``synced`` once listed (or resumed), ``healthy`` while connected."""
+
+    synced: bool
+    healthy: bool
+    last_error: str | None
+    resource_version: str
+
+
+class GoneError(Exception):
+    """The resourceVersion we resume from is too old: relist."""
+
+
+class StalledError(Exception):
+    """The watchdog closed a connection that had been silent too long."""
+
+
+class ResourceWatch:
+    """List and watch one collection (``list_path``) until stopped."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        list_path: str,
+        name: str,
+        handler: WatchHandler,
+        bookmarks: Bookmarks,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        page_size: int = 500,
+        server_timeout: int = 300,
+        inactivity_timeout: float = 70.0,
+        connect_timeout: float = 10.0,
+        list_timeout: float = 60.0,
+        backoff: Backoff | None = None,
+        ignore_resource_versions: Callable[[ObjectRef, str], bool] | None = None,
+    ) -> None:
+        self.api = api
+        self.list_path = list_path
+        self.name = name
+        self.handler = handler
+        self.bookmarks = bookmarks
+        self.selectors = {
+            key: value
+            for key, value in (("labelSelector", label_selector), ("fieldSelector", field_selector))
+            if value
+        }
+        self.page_size = page_size
+        self.server_timeout = server_timeout
+        self.inactivity_timeout = inactivity_timeout
+        self.connect_timeout = connect_timeout
+        self.list_timeout = list_timeout
+        self.backoff = backoff or Backoff()
+        self.ignore_resource_versions = ignore_resource_versions
+        self._rv = ""
+        self._known: set[ObjectRef] = set()
+        self._lock = threading.Lock()
+        self._status = WatchStatus(False, False, None, "")
+
+    @property
+    def status(self) -> WatchStatus:
+        """The current readiness."""
+        with self._lock:
+            return self._status
+
+    def _set_status(self, **changes: Any) -> None:
+        with self._lock:
+            fields = {**self._status.__dict__, "resource_version": self._rv, **changes}
+            self._status = WatchStatus(**fields)
+
+    def run(self, stop: threading.Event) -> None:
+        """List and watch until ``stop`` is set."""
+        saved = self.bookmarks.get(self.name)
+        if saved is not None:
+            self._rv, self._known = saved.resource_version, set(saved.refs)
+            log_event(logger, "watch.resume", watch=self.name, resource_version=self._rv)
+        while not stop.is_set():
+            try:
+                if not self._rv:
+                    self._relist()
+                self._watch(stop)
+            except GoneError as exc:
+                log_event(logger, "watch.expired", watch=self.name, resource_version=self._rv, error=str(exc))
+                self._rv = ""
+            except Exception as exc:  # a watcher must outlive every failure; each one is logged
+                self._failed(exc, stop)
+
+    def _failed(self, exc: Exception, stop: threading.Event) -> None:
+        error = f"{type(exc).__name__}: {exc}"
+        retry_in = round(self.backoff.next(), 3)
+        self._set_status(healthy=False, last_error=error)
+        log_event(
+            logger, "watch.failed", level=logging.WARNING, watch=self.name, error=error, retry_in=retry_in
+        )
+        stop.wait(retry_in)
+
+    def _relist(self) -> None:
+        """List every page, resync the union of known and listed refs, and start over from there."""
+        listed: set[ObjectRef] = set()
+        lister = JsonApi(self.api, timeout=(self.connect_timeout, self.list_timeout))
+        query = {**self.selectors, "limit": str(self.page_size)}
+        token, rv = "", ""
+        while True:
+            try:
+                page = lister.get(self.list_path, **query, **({"continue": token} if token else {}))
+            except ApiException as exc:
+                if exc.status == 410 and token:  # the continue token expired: list again from the start
+                    listed, token = set(), ""
+                    continue
+                raise
+            listed.update(ObjectRef.of(item) for item in page.get("items") or ())
+            meta = page.get("metadata") or {}
+            rv = rv or meta.get("resourceVersion", "")
+            token = meta.get("continue", "")
+            if not token:
+                break
+        self.handler.on_resync(listed | self._known)
+        self._known = listed
+        self._rv = rv
+        self.bookmarks.set(self.name, rv, known=listed)
+        self._set_status(synced=True)
+        log_event(logger, "watch.listed", watch=self.name, objects=len(listed), resource_version=rv)
+
+    def _watch(self, stop: threading.Event) -> None:
+        """One watch connection from the current resourceVersion, until it ends."""
+        query = [
+            *self.selectors.items(),
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", self._rv),
+            ("timeoutSeconds", str(self.server_timeout)),
+        ]
+        try:
+            response = open_stream(
+                self.api,
+                self.list_path,
+                query,
+                timeout=(self.connect_timeout, self.inactivity_timeout + READ_SLACK),
+            )
+        except ApiException as exc:
+            if exc.status == 410:
+                raise GoneError(str(exc.body)) from exc
+            raise
+        self.backoff.reset()
+        self._set_status(synced=True, healthy=True, last_error=None)
+        stream = GuardedStream(
+            response,
+            stop,
+            inactivity=self.inactivity_timeout,
+            lifetime=self.server_timeout + CLIENT_GRACE,
+        )
+        try:
+            with contextlib.closing(stream.events()) as events:
+                self._consume(events)
+        except (urllib3.exceptions.HTTPError, OSError):
+            if stream.reason is None:  # a dropped connection; otherwise we shut it down ourselves
+                raise
+        if stream.reason == INACTIVE:
+            raise StalledError(f"no event for {self.inactivity_timeout}s")
+
+    def _consume(self, events: Iterator[dict[str, Any]]) -> None:
+        for event in events:
+            kind, obj = event.get("type"), event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    raise GoneError(str(obj.get("message", "")))
+                raise ApiException(status=obj.get("code"), reason=obj.get("reason"), body=json.dumps(obj))
+            rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+            if kind == "BOOKMARK":
+                self._advance(rv)
+                continue
+            ref = ObjectRef.of(obj)
+            if not (self.ignore_resource_versions and self.ignore_resource_versions(ref, rv)):
+                self.handler.on_event(str(kind), obj, ref)
+            if kind == "DELETED":
+                self._known.discard(ref)
+                self._advance(rv, removed=ref)
+            else:
+                self._known.add(ref)
+                self._advance(rv, added=ref)
+
+    def _advance(self, rv: str, *, added: ObjectRef | None = None, removed: ObjectRef | None = None) -> None:
+        """Remember ``rv`` (after the handler took the event) so a restart resumes after it."""
+        if not rv:
+            return
+        self._rv = rv
+        self.bookmarks.set(
+            self.name, rv, added=[added] if added else (), removed=[removed] if removed else ()
+        )
+        self._set_status()

@@ -1,0 +1,195 @@
+"""The list+watch loop against a real devcluster: pagination, resume, 410 Gone, cuts and stalls."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from kubernetes import client
+
+from syncflow.kube.bookmarks import MemoryBookmarks
+from syncflow.kube.clients import for_url
+from syncflow.kube.refs import ObjectRef
+from syncflow.kube.watch import ResourceWatch
+from tests.kube.conftest import WATCH_HISTORY, Recorder, Runner, close_client, configmap
+from tests.support.devcluster import DevclusterProcess
+from tests.support.proxy import tcp_proxy
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.integration
+
+T = (5, 10)
+
+
+def watch_of(
+    api: client.ApiClient,
+    namespace: str,
+    recorder: Recorder,
+    bookmarks: MemoryBookmarks,
+    *,
+    page_size: int = 500,
+    inactivity_timeout: float = 70.0,
+    connect_timeout: float = 10.0,
+) -> ResourceWatch:
+    """A ConfigMap watch of one namespace."""
+    return ResourceWatch(
+        api,
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        f"cm-{namespace}",
+        recorder,
+        bookmarks,
+        page_size=page_size,
+        inactivity_timeout=inactivity_timeout,
+        connect_timeout=connect_timeout,
+    )
+
+
+def refs(namespace: str, *names: str) -> set[ObjectRef]:
+    """Refs of ConfigMaps in ``namespace``."""
+    return {ObjectRef("", namespace, name) for name in names}
+
+
+def test_lists_all_pages_then_watches_and_resumes_from_its_bookmark(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
+) -> None:
+    names = [f"cm-{i:02d}" for i in range(25)]
+    for name in names:
+        core.create_namespaced_config_map(namespace, configmap(name), _request_timeout=T)
+    bookmarks, first = MemoryBookmarks(), Recorder()
+    running = run_watch(watch_of(api, namespace, first, bookmarks, page_size=10))
+
+    wait_for(lambda: running.watch.status.synced, what="initial list")
+    assert first.resyncs == [refs(namespace, *names)]
+    core.create_namespaced_config_map(namespace, configmap("late"), _request_timeout=T)
+    core.patch_namespaced_config_map("cm-00", namespace, {"data": {"k": "v"}}, _request_timeout=T)
+    wait_for(
+        lambda: first.saw("ADDED", "late") and first.saw("MODIFIED", "cm-00"), what="events after the list"
+    )
+    running.halt()
+
+    core.create_namespaced_config_map(namespace, configmap("while-down"), _request_timeout=T)
+    core.delete_namespaced_config_map("cm-01", namespace, _request_timeout=T)
+    core.patch_namespaced_config_map("cm-02", namespace, {"data": {"k": "v"}}, _request_timeout=T)
+
+    second = Recorder()
+    resumed = run_watch(watch_of(api, namespace, second, bookmarks, page_size=10))
+    wait_for(
+        lambda: (
+            second.saw("ADDED", "while-down")
+            and second.saw("DELETED", "cm-01")
+            and second.saw("MODIFIED", "cm-02")
+        ),
+        what="changes made while the watcher was down",
+    )
+    assert second.resyncs == [], "a watcher with a bookmark resumes instead of relisting"
+    assert resumed.watch.status.synced and resumed.watch.status.healthy
+
+
+def test_gone_relists_and_resyncs_the_union_of_known_and_listed(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
+) -> None:
+    for name in ("a", "b", "c", "churn"):
+        core.create_namespaced_config_map(namespace, configmap(name), _request_timeout=T)
+    bookmarks, first = MemoryBookmarks(), Recorder()
+    running = run_watch(watch_of(api, namespace, first, bookmarks))
+    wait_for(lambda: running.watch.status.synced, what="initial list")
+    running.halt()
+
+    core.delete_namespaced_config_map("a", namespace, _request_timeout=T)
+    core.create_namespaced_config_map(namespace, configmap("d"), _request_timeout=T)
+    for i in range(WATCH_HISTORY + 20):  # push the stored resourceVersion out of the watch window
+        core.patch_namespaced_config_map("churn", namespace, {"data": {"i": str(i)}}, _request_timeout=T)
+
+    second = Recorder()
+    run_watch(watch_of(api, namespace, second, bookmarks))
+    wait_for(lambda: second.resyncs, what="a relist after 410 Gone")
+    assert second.resyncs[0] == refs(namespace, "a", "b", "c", "d", "churn")
+    assert bookmarks.get(f"cm-{namespace}").refs == refs(namespace, "b", "c", "d", "churn")  # type: ignore[union-attr]
+    assert not any(t == "DELETED" for t, _, _ in second.events), "a relist never invents deletes"
+
+    core.delete_namespaced_config_map("b", namespace, _request_timeout=T)
+    wait_for(lambda: second.saw("DELETED", "b"), what="watching again after the relist")
+
+
+def test_dropped_connection_resumes_without_losing_events(
+    devcluster: DevclusterProcess,
+    api: client.ApiClient,
+    core: client.CoreV1Api,
+    namespace: str,
+    run_watch: Runner,
+) -> None:
+    with tcp_proxy(devcluster.url) as proxy:
+        proxied = for_url(api, proxy.url)
+        recorder = Recorder()
+        running = run_watch(watch_of(proxied, namespace, recorder, MemoryBookmarks(), inactivity_timeout=1.0))
+        wait_for(lambda: running.watch.status.healthy, what="watch connected")
+        connections = proxy.accepted
+
+        proxy.cut()
+        changed = [f"gap-{i}" for i in range(10)]
+        for name in changed:
+            core.create_namespaced_config_map(namespace, configmap(name), _request_timeout=T)
+        wait_for(
+            lambda: set(changed) <= recorder.touched(), timeout=10, what="every change made during the gap"
+        )
+        assert proxy.accepted > connections, "the watch reconnected"
+        assert recorder.resyncs == [set()], "resumed from its resourceVersion, no relist"
+        running.halt()
+        close_client(proxied)
+
+
+def test_silent_stream_trips_the_watchdog_and_readiness(
+    devcluster: DevclusterProcess,
+    api: client.ApiClient,
+    core: client.CoreV1Api,
+    namespace: str,
+    run_watch: Runner,
+) -> None:
+    with tcp_proxy(devcluster.url) as proxy:
+        proxied = for_url(api, proxy.url)
+        recorder = Recorder()
+        running = run_watch(watch_of(proxied, namespace, recorder, MemoryBookmarks(), inactivity_timeout=1.0))
+        wait_for(lambda: running.watch.status.healthy, what="watch connected")
+
+        stalled_at = time.monotonic()
+        proxy.stall()
+        changed = [f"quiet-{i}" for i in range(5)]
+        for name in changed:
+            core.create_namespaced_config_map(namespace, configmap(name), _request_timeout=T)
+        wait_for(
+            lambda: not running.watch.status.healthy, timeout=3, what="the watchdog to notice the silence"
+        )
+        assert time.monotonic() - stalled_at < 1.0 + 1.5
+        assert "no event" in (running.watch.status.last_error or "")
+
+        proxy.resume()
+        wait_for(lambda: running.watch.status.healthy, timeout=10, what="healthy again")
+        wait_for(
+            lambda: set(changed) <= recorder.touched(), timeout=10, what="every change made while silent"
+        )
+        running.halt()
+        close_client(proxied)
+
+
+def test_unreachable_server_is_unhealthy_logged_and_reports_nothing(
+    api: client.ApiClient, run_watch: Runner, caplog: pytest.LogCaptureFixture
+) -> None:
+    with tcp_proxy(
+        "http://127.0.0.1:9"
+    ) as proxy:  # nothing listens on the discard port: every accept fails upstream
+        unreachable = for_url(api, proxy.url)
+    recorder = Recorder()
+    caplog.set_level(logging.WARNING, logger="syncflow.kube.watch")
+    running = run_watch(watch_of(unreachable, "nowhere", recorder, MemoryBookmarks(), connect_timeout=1.0))
+    wait_for(
+        lambda: len([r for r in caplog.records if r.getMessage() == "watch.failed"]) >= 2,
+        what="failures logged",
+    )
+    status = running.watch.status
+    assert not status.synced and not status.healthy and status.last_error
+    assert recorder.events == [] and recorder.resyncs == []
+    fields = next(r for r in caplog.records if r.getMessage() == "watch.failed").syncflow_fields  # type: ignore[attr-defined]
+    assert fields["watch"] == "cm-nowhere" and fields["retry_in"] > 0 and fields["error"]
+    running.halt()
+    close_client(unreachable)

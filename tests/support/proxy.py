@@ -1,0 +1,124 @@
+"""A small TCP proxy on loopback that tests can cut or stall, to break connections on purpose."""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import threading
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+
+class TcpProxy:
+    """Forwards ``127.0.0.1:<port>`` to ``target`` (``http[s]://host:port``), one thread per direction.
+
+    ``cut()`` closes every current connection; ``stall()`` stops forwarding bytes on every
+    connection, current and new, without closing any; ``resume()`` forwards again. At most
+    ``max_connections`` are served at once; more are closed on accept.
+    """
+
+    def __init__(self, target: str, max_connections: int = 32) -> None:
+        parts = urlsplit(target)
+        assert parts.hostname in ("127.0.0.1", "localhost", "::1"), "loopback targets only"
+        self.scheme = parts.scheme
+        self.target = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        self.max_connections = max_connections
+        self.accepted = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._flowing = threading.Event()
+        self._flowing.set()
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._pairs: set[tuple[socket.socket, socket.socket]] = set()
+        self._acceptor = threading.Thread(target=self._accept, name="proxy-accept", daemon=True)
+        self._acceptor.start()
+
+    @property
+    def url(self) -> str:
+        """The URL clients connect to instead of the target."""
+        return f"{self.scheme}://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def cut(self) -> None:
+        """Close every current connection (both sides)."""
+        with self._lock:
+            pairs, self._pairs = self._pairs, set()
+        for pair in pairs:
+            for sock in pair:
+                _close(sock)
+
+    def stall(self) -> None:
+        """Stop forwarding bytes, keeping connections open."""
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        """Forward bytes again."""
+        self._flowing.set()
+
+    def close(self) -> None:
+        """Stop accepting and close every connection."""
+        self._closed.set()
+        self._flowing.set()
+        _close(self._listener)
+        self._acceptor.join(timeout=5)
+        self.cut()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                full = len(self._pairs) >= self.max_connections
+            if full:
+                _close(client)
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                _close(client)
+                continue
+            pair = (client, upstream)
+            with self._lock:
+                self._pairs.add(pair)
+                self.accepted += 1
+            for src, dst in (pair, pair[::-1]):
+                threading.Thread(target=self._pump, args=(src, dst, pair), daemon=True).start()
+
+    def _pump(
+        self, src: socket.socket, dst: socket.socket, pair: tuple[socket.socket, socket.socket]
+    ) -> None:
+        try:
+            while not self._closed.is_set():
+                if not self._flowing.wait(0.05):
+                    continue
+                readable, _, _ = select.select([src], [], [], 0.05)
+                if not readable or not self._flowing.is_set():
+                    continue
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except (OSError, ValueError):
+            pass
+        with self._lock:
+            self._pairs.discard(pair)
+        for sock in pair:
+            _close(sock)
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
+
+
+@contextlib.contextmanager
+def tcp_proxy(target: str) -> Iterator[TcpProxy]:
+    """A running proxy to ``target``, closed afterwards."""
+    proxy = TcpProxy(target)
+    try:
+        yield proxy
+    finally:
+        proxy.close()
