@@ -90,29 +90,28 @@ class LabelSelectorRequirement(APIModel):
 
     @model_validator(mode="after")
     def _check(self) -> LabelSelectorRequirement:
-        problems = [("key", _invalid(self.key, m)) for m in names.qualified_name(self.key)]
         if self.operator in ("In", "NotIn") and not self.values:
-            problems.append(
-                ("values", "Required value: must be specified when `operator` is 'In' or 'NotIn'")
+            raise rule_error(
+                [("values", "Required value: must be specified when `operator` is 'In' or 'NotIn'")]
             )
         if self.operator in ("Exists", "DoesNotExist") and self.values:
-            problems.append(
-                ("values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            raise rule_error(
+                [("values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")]
             )
-        for i, value in enumerate(self.values or []):
-            problems.extend((f"values[{i}]", _invalid(value, m)) for m in names.label_value(value))
-        if problems:
-            raise rule_error(problems)
         return self
 
 
-class LabelSelector(APIModel):
-    """``metav1.LabelSelector``: requirements are ANDed; an empty selector matches everything."""
+class LabelSelectorFields(APIModel):
+    """``metav1.LabelSelector``'s fields without label syntax checks (keys and values may be templates)."""
 
     match_labels: dict[str, str] | None = None
     """{key: value} pairs, each equivalent to an In requirement with one value."""
     match_expressions: list[LabelSelectorRequirement] | None = None
     """Label selector requirements."""
+
+
+class LabelSelector(LabelSelectorFields):
+    """``metav1.LabelSelector``: requirements are ANDed; an empty selector matches everything."""
 
     @model_validator(mode="after")
     def _check_labels(self) -> LabelSelector:
@@ -120,6 +119,11 @@ class LabelSelector(APIModel):
         for key, value in (self.match_labels or {}).items():
             problems.extend(("matchLabels", _invalid(key, m)) for m in names.qualified_name(key))
             problems.extend(("matchLabels", _invalid(value, m)) for m in names.label_value(value))
+        for i, expr in enumerate(self.match_expressions or []):
+            path = f"matchExpressions[{i}]"
+            problems.extend((f"{path}.key", _invalid(expr.key, m)) for m in names.qualified_name(expr.key))
+            for j, value in enumerate(expr.values or []):
+                problems.extend((f"{path}.values[{j}]", _invalid(value, m)) for m in names.label_value(value))
         if problems:
             raise rule_error(problems)
         return self

@@ -18,6 +18,7 @@ from syncflow.api.meta import (
     APIModel,
     Condition,
     LabelSelector,
+    LabelSelectorFields,
     ObjectMeta,
     exactly_one,
     rule_error,
@@ -235,7 +236,7 @@ class SelectorRewrite(APIModel):
         return self
 
 
-class ObjectSelector(LabelSelector):
+class ObjectSelector(LabelSelectorFields):
     """Related objects found by labels on the origin side (keys and values may be templates)."""
 
     rewrite: SelectorRewrite
