@@ -61,11 +61,17 @@ class LeaderElector:
         self._leader = threading.Event()
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
+        self._holder: str | None = None
 
     @property
     def is_leader(self) -> bool:
         """Whether this candidate holds the Lease now."""
         return self._leader.is_set()
+
+    @property
+    def observed_holder(self) -> str | None:
+        """The holder seen at the last read of the Lease ("" when free, None before any read)."""
+        return self._holder
 
     def run(
         self, on_started: Callable[[], None], on_stopped: Callable[[], None], stop: threading.Event
@@ -103,10 +109,11 @@ class LeaderElector:
         try:
             lease = self._get()
             if lease is None:
+                self._holder = ""
                 self.json.create(self._collection(), self._lease(self._spec({}, now, taking=True)))
                 return True
             spec = lease.get("spec") or {}
-            holder = spec.get("holderIdentity") or ""
+            holder = self._holder = spec.get("holderIdentity") or ""
             if holder and holder != self.identity and not self._expired(lease):
                 return False
             lease["spec"] = self._spec(spec, now, taking=holder != self.identity)

@@ -1,0 +1,75 @@
+"""Clients per endpoint: kubeconfig loading with clear errors, and kcp cluster/URL retargeting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from syncflow.kube.clients import KubeconfigError, for_cluster, for_url, load_client
+from syncflow.kube.jsonapi import JsonApi
+from tests.kube.conftest import close_client
+from tests.support.devcluster import DevclusterProcess
+
+
+def test_load_client_talks_to_the_kubeconfig_server_without_touching_the_global_default(
+    devcluster: DevclusterProcess,
+) -> None:
+    before = client.Configuration.get_default_copy().host
+    api = load_client(str(devcluster.kubeconfig))
+    try:
+        assert api.configuration.host == devcluster.url
+        assert JsonApi(api).get("/api/v1/namespaces/default")["metadata"]["name"] == "default"
+        assert client.Configuration.get_default_copy().host == before
+        assert load_client(str(devcluster.kubeconfig)) is not api
+    finally:
+        close_client(api)
+
+
+@pytest.mark.parametrize("content", [None, "{{{ not yaml", "apiVersion: v1\nkind: Config\ncontexts: []\n"])
+def test_load_client_names_a_missing_or_invalid_kubeconfig(tmp_path: Path, content: str | None) -> None:
+    path = tmp_path / "kubeconfig"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(KubeconfigError, match=str(path)):
+        load_client(str(path))
+
+
+@pytest.mark.parametrize(
+    ("host", "cluster", "expected"),
+    [
+        ("https://kcp:6443", "root:org", "https://kcp:6443/clusters/root:org"),
+        ("https://kcp:6443/clusters/root", "abc123", "https://kcp:6443/clusters/abc123"),
+        ("https://kcp:6443/clusters/root:org/", "root", "https://kcp:6443/clusters/root"),
+        (
+            "https://vw/services/apiexport/lc/export/clusters/*",
+            "lc2",
+            "https://vw/services/apiexport/lc/export/clusters/lc2",
+        ),
+    ],
+)
+def test_for_cluster_replaces_or_appends_the_cluster_suffix(host: str, cluster: str, expected: str) -> None:
+    configuration = client.Configuration(host=host, api_key={"BearerToken": "t"})
+    base = client.ApiClient(configuration)
+    retargeted = for_cluster(base, cluster)
+    assert retargeted.configuration.host == expected
+    assert retargeted.configuration.api_key == {"BearerToken": "t"}
+    assert base.configuration.host == host, "the original client is unchanged"
+
+
+def test_for_url_keeps_credentials_and_ca() -> None:
+    configuration = client.Configuration(
+        host="https://a", api_key={"BearerToken": "t"}, ssl_ca_cert="/ca.pem"
+    )
+    copied = for_url(client.ApiClient(configuration), "https://vw/services/apiexport/lc/e/clusters/*")
+    assert copied.configuration.host == "https://vw/services/apiexport/lc/e/clusters/*"
+    assert (copied.configuration.api_key, copied.configuration.ssl_ca_cert) == (
+        {"BearerToken": "t"},
+        "/ca.pem",
+    )
+
+
+def test_for_cluster_rejects_a_slash() -> None:
+    with pytest.raises(ValueError, match="logical cluster"):
+        for_cluster(client.ApiClient(client.Configuration(host="https://kcp")), "a/b")
