@@ -193,3 +193,23 @@ def test_unreachable_server_is_unhealthy_logged_and_reports_nothing(
     assert fields["watch"] == "cm-nowhere" and fields["retry_in"] > 0 and fields["error"]
     running.halt()
     close_client(unreachable)
+
+
+def test_ignore_hook_suppresses_echoes_of_own_writes(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
+) -> None:
+    recorder = Recorder()
+    watch = ResourceWatch(
+        api,
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        f"cm-{namespace}",
+        recorder,
+        MemoryBookmarks(),
+        ignore_resource_versions=lambda ref, rv: ref.name == "mine" and bool(rv),
+    )
+    running = run_watch(watch)
+    wait_for(lambda: running.watch.status.synced, what="initial list")
+    core.create_namespaced_config_map(namespace, configmap("mine"), _request_timeout=T)
+    core.create_namespaced_config_map(namespace, configmap("theirs"), _request_timeout=T)
+    wait_for(lambda: recorder.saw("ADDED", "theirs"), what="the other object's event")
+    assert not recorder.saw("ADDED", "mine"), "events are ordered, so the echo was seen and ignored"
