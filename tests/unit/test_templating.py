@@ -74,6 +74,8 @@ def render(text: str, data: dict[str, Any] | None = None) -> str:
         ("{{ range $k, $v := .Object.metadata }}{{ $k }},{{ end }}", "labels,name,namespace,"),
         ("{{ range .Object.spec.empty }}x{{ else }}none{{ end }}", "none"),
         ("{{ range 3 }}{{ . }}{{ end }}", "012"),
+        ("{{ range .Object.missing }}x{{ else }}nothing{{ end }}", "nothing"),
+        ("{{ range .Object.spec.null }}x{{ else }}nothing{{ end }}", "nothing"),
     ],
 )
 def test_renders(text: str, want: str) -> None:
@@ -110,6 +112,9 @@ def test_renders(text: str, want: str) -> None:
         ('{{ printf "%v" .Object.metadata.labels }}', "map[app:web]"),
         ('{{ print 1 2 "a" "b" 3.0 }}', "1 2ab3"),
         ("{{ print 1e21 1e-05 123456.0 1234567.0 }}", "1e+21 1e-05 123456 1.234567e+06"),
+        ("{{ print list }}", "[]"),
+        ('{{ printf "%s|%s|%05d" (list "a" "b") nil -42 }}', "[a b]|%!s(<nil>)|-0042"),
+        ('[{{ join "," .Object.spec.null }}]', "[]"),
     ],
 )
 def test_functions(text: str, want: str) -> None:
@@ -151,6 +156,14 @@ def test_hash_helpers_match_hashlib() -> None:
         ("{{ else }}", "line 1, column 4", "unexpected {{else}}"),
         ("{{ range $i, $e }}{{ end }}", "line 1, column 17", 'expected ":="'),
         ("{{ if }}{{ end }}", "line 1, column 7", "missing command"),
+        (
+            "{{ if 1 }}{{ else 1 }}{{ end }}",
+            "line 1, column 19",
+            "unexpected '1' in {{else}}: expected \"}}\"",
+        ),
+        ("{{ if 1 }}{{ end 1 }}", "line 1, column 18", "unexpected '1' in {{end}}: expected \"}}\""),
+        ("{{ lower end }}", "line 1, column 10", "unexpected keyword 'end' in operand"),
+        ("{{ lower := }}", "line 1, column 10", "unexpected ':=' in operand: expected a value"),
     ],
 )
 def test_compile_errors_say_where_and_what(text: str, where: str, says: str) -> None:
@@ -183,6 +196,9 @@ def test_compile_errors_say_where_and_what(text: str, where: str, says: str) -> 
         ("{{ .Object.spec.null.x }}", "nil pointer evaluating interface {}.x"),
         ('{{ range "s" }}{{ end }}', "range can't iterate over s (string)"),
         ("{{ range $i, $e := 3 }}{{ end }}", "range can't iterate over 3 (int)"),
+        ("{{ .Object.metadata | lower }}", "expected string, got map[string]interface {}"),
+        ("{{ $ 1 }}", "$ is not a function"),
+        ("{{ (1) 2 }}", "(...) is not a function"),
     ],
 )
 def test_render_errors_say_what(text: str, says: str) -> None:
@@ -229,3 +245,10 @@ def test_join_of_a_list_is_python_join(items: list[str], sep: str) -> None:
 def test_quoted_string_roundtrips_through_printf_q(value: str) -> None:
     quoted = compile_template('{{ printf "%q" .v }}').render({"v": value})
     assert compile_template("{{ " + quoted + " }}").render({}) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "want"), [(float("inf"), "+Inf"), (float("-inf"), "-Inf"), (float("nan"), "NaN")]
+)
+def test_special_floats_print_as_go(value: float, want: str) -> None:
+    assert compile_template("{{ .v }}").render({"v": value}) == want
