@@ -11,7 +11,15 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field, PositiveFloat, PositiveInt, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -19,9 +27,13 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from syncflow.selectors import LabelSelector
+
 _config_file: ContextVar[Path | None] = ContextVar("syncflow_config_file", default=None)
 
 DNS1035_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
 class ConfigError(ValueError):
@@ -70,6 +82,53 @@ class Settings(BaseSettings):
         default_factory=dict, description="Per-endpoint overrides of qps/burst, by endpoint name."
     )
 
+    # Endpoints and the publish mode; flag names follow api-syncagent's.
+    kubeconfig: str | None = Field(
+        None, description="Kubeconfig of the service cluster (default: in-cluster, then ~/.kube/config)."
+    )
+    kcp_kubeconfig: str | None = Field(
+        None,
+        description="Kubeconfig of kcp, pointing at the workspace that holds the APIExportEndpointSlice.",
+    )
+    namespace: str = Field(
+        "default",
+        pattern=DNS1123_LABEL,
+        description="Service-cluster namespace of the leader Lease and state.",
+    )
+    apiexportendpointslice_ref: str | None = Field(
+        None,
+        pattern=DNS1123_SUBDOMAIN,
+        description="The APIExportEndpointSlice whose APIExport syncflow serves.",
+    )
+    published_resource_selector: str = Field(
+        "", description="Label selector: serve only the PublishedResources that match it."
+    )
+    enable_leader_election: bool = Field(
+        True, description="Run one active watcher per agent (Lease election)."
+    )
+    lease_duration: PositiveFloat = Field(
+        15.0, description="Leader Lease duration; standbys take over after it."
+    )
+    renew_deadline: PositiveFloat = Field(
+        10.0, description="A leader that cannot renew for this long steps down."
+    )
+    retry_period: PositiveFloat = Field(2.0, description="How often candidates try to acquire or renew.")
+    health_address: str = Field("", description="host:port serving /healthz and /readyz (empty: off).")
+
+    @field_validator("published_resource_selector")
+    @classmethod
+    def _check_selector(cls, value: str) -> str:
+        LabelSelector.parse(value)  # SelectorError is a ValueError: pydantic reports it on this field
+        return value
+
+    @field_validator("health_address")
+    @classmethod
+    def _check_address(cls, value: str) -> str:
+        host, _, port = value.rpartition(":")
+        if value and (not host or not port.isdigit() or not 0 <= int(port) <= 65535):
+            raise ValueError(f"want host:port, got {value!r}")
+        return value
+
     @model_validator(mode="after")
     def _check_time_ordering(self) -> Self:
         if not self.task_time_limit < self.lease_ttl:
@@ -81,6 +140,8 @@ class Settings(BaseSettings):
                 f"visibility_timeout ({self.visibility_timeout}) must be greater than "
                 f"lease_ttl ({self.lease_ttl})"
             )
+        if not self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError("need retry_period < renew_deadline < lease_duration")
         if self.backoff_base > self.backoff_cap:
             raise ValueError(f"backoff_cap ({self.backoff_cap}) must be at least backoff_base")
         return self

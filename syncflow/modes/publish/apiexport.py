@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from syncflow.modes.publish.projection import AGENT_LABEL
+from syncflow.sync.metadata import AGENT_LABEL
 
 Obj = dict[str, Any]
 

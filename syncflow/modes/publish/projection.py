@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncflow.modes.publish.versions import sort_versions
+from syncflow.sync.metadata import AGENT_LABEL
 
 Obj = dict[str, Any]
 
-AGENT_LABEL = "syncagent.kcp.io/agent-name"
 SOURCE_GENERATION_ANNOTATION = "syncagent.kcp.io/source-generation"
 
 # Fields of a CRD version that an APIResourceSchema version carries over.

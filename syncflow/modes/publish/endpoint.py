@@ -1,0 +1,90 @@
+"""Start-up resolution of the APIExport syncflow serves, from ``--apiexportendpointslice-ref``.
+
+In the workspace the kcp kubeconfig points at: the APIExportEndpointSlice, that workspace's
+``LogicalCluster`` (name and ``kcp.io/path``), then the APIExport the slice names and its own
+logical cluster. The virtual workspace URL appears on the slice only once some workspace binds the
+export; until then the watcher waits and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from syncflow.kube.clients import for_cluster
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.logs import log_event
+
+logger = logging.getLogger("syncflow.publish")
+
+Obj = dict[str, Any]
+APIS = "/apis/apis.kcp.io/v1alpha1"
+LOGICAL_CLUSTER = "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
+CLUSTER_ANNOTATION = "kcp.io/cluster"
+PATH_ANNOTATION = "kcp.io/path"
+
+
+@dataclass(frozen=True)
+class ExportEndpoint:
+    """Where the managed APIExport lives and where its virtual workspace is served."""
+
+    slice_name: str
+    export_name: str
+    export_cluster: str
+    export_path: str
+    urls: tuple[str, ...]
+
+
+def cluster_identity(api: JsonApi) -> tuple[str, str]:
+    """(logical-cluster name, path) of the workspace ``api`` points at (root has no path: its name)."""
+    logical_cluster = api.get(LOGICAL_CLUSTER)
+    annotations = logical_cluster["metadata"].get("annotations") or {}
+    name = annotations.get(CLUSTER_ANNOTATION, "")
+    return name, annotations.get(PATH_ANNOTATION) or name
+
+
+def resolve(kcp: ApiClient, slice_ref: str) -> ExportEndpoint:
+    """Read the endpoint slice, the APIExport it names and their logical clusters."""
+    workspace = JsonApi(kcp)
+    endpoint_slice = workspace.get(f"{APIS}/apiexportendpointslices/{slice_ref}")
+    _, workspace_path = cluster_identity(workspace)
+    export_ref = (endpoint_slice.get("spec") or {}).get("export") or {}
+    export_path = export_ref.get("path") or workspace_path
+    export_api = export_client(kcp, export_path)
+    export_api.get(f"{APIS}/apiexports/{export_ref['name']}")
+    export_cluster, _ = cluster_identity(export_api)
+    urls = tuple(
+        e["url"] for e in (endpoint_slice.get("status") or {}).get("endpoints") or [] if e.get("url")
+    )
+    return ExportEndpoint(slice_ref, export_ref["name"], export_cluster, export_path, urls)
+
+
+def export_client(kcp: ApiClient, export_path: str) -> JsonApi:
+    """A client for the workspace that holds the APIExport."""
+    return JsonApi(for_cluster(kcp, export_path))
+
+
+def wait_for_urls(
+    kcp: ApiClient, slice_ref: str, stop: threading.Event, poll: float = 1.0
+) -> ExportEndpoint | None:
+    """Resolve until the slice publishes a virtual workspace URL (None if stopped first)."""
+    announced = False
+    while not stop.is_set():
+        endpoint = resolve(kcp, slice_ref)
+        if endpoint.urls:
+            return endpoint
+        if not announced:
+            log_event(
+                logger,
+                "publish.waiting_for_virtual_workspace",
+                endpointslice=slice_ref,
+                export=f"{endpoint.export_path}:{endpoint.export_name}",
+                hint="bind the APIExport in a workspace: kcp publishes the URL once a binding exists",
+            )
+            announced = True
+        stop.wait(poll)
+    return None
