@@ -285,3 +285,29 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
         )
     except install.InstallError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+@main.command()
+@_settings_options
+@click.option("--kubeconfig", default=None, help="Kubeconfig of the service cluster.")
+@click.option(
+    "--kcp-kubeconfig", default=None, help="Kubeconfig of kcp (the workspace of the endpoint slice)."
+)
+@click.option("--namespace", default=None, help="Service-cluster namespace of the leader Lease and state.")
+@click.option("--apiexportendpointslice-ref", default=None, help="The APIExportEndpointSlice to serve.")
+@click.option(
+    "--published-resource-selector", default=None, help="Serve only PublishedResources matching it."
+)
+@click.option("--enable-leader-election/--disable-leader-election", default=None, help="Default: enabled.")
+@click.option("--health-address", default=None, help="host:port for /healthz and /readyz.")
+def watch(config_file: str | None, **flags: Any) -> None:
+    """Watch the service cluster and kcp and enqueue sync work (publish mode); never writes objects."""
+    from syncflow.kube.clients import KubeconfigError
+    from syncflow.modes.publish.process import WatchProcess
+
+    settings = _settings(config_file, **flags)
+    try:
+        process = WatchProcess(settings)
+    except (ConfigError, KubeconfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    process.run()

@@ -123,7 +123,7 @@ def _publish_schema(target: PublishTarget, schema: Obj) -> None:
             )
 
 
-def reconcile_projection(target: PublishTarget, name: str, enqueue_export: Callable[[], None]) -> None:
+def reconcile_projection(target: PublishTarget, name: str, enqueue_export: Callable[[], object]) -> None:
     """Project one PublishedResource into an APIResourceSchema and record the outcome on it."""
     try:
         obj = target.service.get(f"{PUBLISHED_RESOURCES}/{name}")
