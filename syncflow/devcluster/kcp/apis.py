@@ -381,18 +381,19 @@ class APIs:
             bound, conflicts = self._bind_schemas(cluster, binding, export_cluster, export, identity)
             ok = not conflicts
             message = "; ".join(conflicts)
+            was_bound = (binding.get("status") or {}).get("phase") == "Bound"
             status.update(
-                phase="Bound" if ok else "Binding",
+                phase="Bound" if ok or was_bound else "Binding",  # kcp never takes a binding back to Binding
                 apiExportClusterName=export_cluster,
                 boundResources=bound,
                 exportPermissionClaims=deep_copy(export.get("spec", {}).get("permissionClaims") or []),
                 conditions=[
                     _condition("APIExportValid", True),
                     _condition("BindingUpToDate", ok, "NamingConflicts", message),
-                    _condition("InitialBindingCompleted", ok, "NamingConflicts", message),
+                    _condition("InitialBindingCompleted", ok or was_bound, "NamingConflicts", message),
                     _condition("PermissionClaimsValid", True),
                     _condition("PermissionClaimsApplied", True),
-                    _condition("Ready", ok, "NamingConflicts", message),
+                    _condition("Ready", ok or was_bound, "NamingConflicts", message),
                 ],
             )
         status["conditions"] = _same_conditions(

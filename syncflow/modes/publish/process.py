@@ -16,13 +16,15 @@ from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import load_client
 from syncflow.kube.leader import LeaderElector
-from syncflow.logs import log_event
+from syncflow.logs import configure_logging, log_event
+from syncflow.modes.publish import tasks as publish_tasks
 from syncflow.modes.publish.watcher import PublishWatcher
 from syncflow.queue.layout import agent_prefix
 
 logger = logging.getLogger("syncflow.watch")
 
 AGENT_API_GROUP = "syncagent.kcp.io"
+PUBLISH_TASKS = publish_tasks.__name__  # importing it registers the verbs this process enqueues
 
 
 def qualified_agent_name(agent: str) -> str:
@@ -37,6 +39,7 @@ class WatchProcess:
         if not settings.apiexportendpointslice_ref:
             raise ConfigError("apiexportendpointslice_ref: required (--apiexportendpointslice-ref)")
         self.settings = settings
+        configure_logging(settings.log_format)
         tasks.bind(settings)
         self.queue = tasks.runtime.service
         self.service = load_client(settings.kubeconfig)

@@ -1,0 +1,317 @@
+"""A publish-mode environment: a service-cluster devcluster, a kcp devcluster, real Redis, and real
+``syncflow worker``, ``beat`` and ``watch`` processes configured like an operator would."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes.client.exceptions import ApiException
+from redis import Redis
+
+from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.jsonapi import JsonApi
+from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.waiting import wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+APIS = "/apis/apis.kcp.io/v1alpha1"
+PUBLISHED = "/apis/syncagent.kcp.io/v1alpha1/publishedresources"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+EXPORT = "services"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Agent:
+    """One syncflow deployment (its processes) against the environment's clusters."""
+
+    env: dict[str, str]
+    log_dir: Path
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = (self.log_dir / f"{name}.log").open("wb")
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "syncflow"), *args],
+            cwd=REPO,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes[name] = process
+        return process
+
+    def watcher(self, name: str) -> int:
+        """Start a ``syncflow watch`` replica; returns its health port."""
+        port = free_port()
+        self.start(name, "watch", "--health-address", f"127.0.0.1:{port}")
+        return port
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        process = self.processes.pop(name)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        process.wait(timeout=30)
+
+    def stop_all(self) -> None:
+        for name in list(self.processes):
+            self.kill(name)
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.log_dir.glob("*.log")
+        )
+
+
+@dataclass
+class PublishEnv:
+    """Clients and helpers for the publish tests."""
+
+    service: JsonApi
+    kcp_org: JsonApi
+    kcp_root: JsonApi
+    kcp_base: str
+    agent: Agent
+    agent_name: str
+    redis: Redis
+
+    def workspace(self, path: str) -> JsonApi:
+        return JsonApi(for_cluster(self.kcp_root.api, path))
+
+    def published(self, name: str) -> dict[str, Any]:
+        return self.service.get(f"{PUBLISHED}/{name}")
+
+    def ready_schema(self, name: str, timeout: float = 30) -> str:
+        """Wait until the PublishedResource is Ready and return its schema name."""
+
+        def check() -> str | None:
+            status = self.published(name).get("status") or {}
+            ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+            )
+            return status.get("resourceSchemaName") if ready else None
+
+        return str(
+            wait_for(
+                check,
+                timeout=timeout,
+                what=lambda: f"PublishedResource {name} to be Ready\n{self.agent.logs()}",
+            )
+        )
+
+    def condition(self, name: str) -> dict[str, Any] | None:
+        conditions = (self.published(name).get("status") or {}).get("conditions") or []
+        return next((c for c in conditions if c.get("type") == "Ready"), None)
+
+    def export(self) -> dict[str, Any]:
+        return self.kcp_org.get(f"{APIS}/apiexports/{EXPORT}")
+
+    def schema(self, name: str) -> dict[str, Any]:
+        return self.kcp_org.get(f"{APIS}/apiresourceschemas/{name}")
+
+    def apply(self, api: JsonApi, collection: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create, or replace what exists (like kubectl apply for whole objects)."""
+        try:
+            return api.create(collection, obj)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+        current = api.get(f"{collection}/{obj['metadata']['name']}")
+        return api.replace(
+            f"{collection}/{obj['metadata']['name']}",
+            {
+                **obj,
+                "metadata": {**obj["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]},
+            },
+        )
+
+
+def crd(
+    group: str,
+    kind: str,
+    plural: str,
+    versions: tuple[str, ...] = ("v1",),
+    extra: dict[str, Any] | None = None,
+    scope: str = "Namespaced",
+) -> dict[str, Any]:
+    """A CRD with an open schema per version (the first version stores)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {
+                "plural": plural,
+                "singular": kind.lower(),
+                "kind": kind,
+                "shortNames": [kind.lower()[:3]],
+                "categories": ["demo"],
+            },
+            "versions": [
+                {
+                    "name": v,
+                    "served": True,
+                    "storage": i == 0,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "x-kubernetes-preserve-unknown-fields": True,
+                                    **(extra or {}),
+                                },
+                                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                            },
+                        }
+                    },
+                }
+                for i, v in enumerate(versions)
+            ],
+        },
+    }
+
+
+def published(name: str, group: str, kind: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "syncagent.kcp.io/v1alpha1",
+        "kind": "PublishedResource",
+        "metadata": {"name": name},
+        "spec": {"resource": {"apiGroup": group, "kind": kind}, **spec},
+    }
+
+
+def _kubeconfig_for(source: Path, target: Path, server: str) -> Path:
+    config = yaml.safe_load(source.read_text())
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = server
+    target.write_text(yaml.safe_dump(config))
+    return target
+
+
+def _ws(api: JsonApi, name: str) -> None:
+    api.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": name}})
+
+
+@pytest.fixture(scope="module")
+def publish_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
+    work = tmp_path_factory.mktemp("publish")
+    (work / "service").mkdir()
+    (work / "kcp").mkdir()
+    service_dc = start_devcluster(work / "service")
+    kcp_dc = start_devcluster(work / "kcp", "--kcp")
+    agent: Agent | None = None
+    redis = Redis.from_url(REDIS_URL)
+    agent_name = f"pub{uuid.uuid4().hex[:8]}"
+    try:
+        env = _prepare(service_dc, kcp_dc, work, agent_name, redis)
+        agent = env.agent
+        yield env
+    finally:
+        if agent is not None:
+            agent.stop_all()
+        for pattern in (f"sf:{agent_name}:*", f"sf:{{{agent_name}:*"):
+            keys = list(redis.scan_iter(match=pattern, count=1000))
+            if keys:
+                redis.delete(*keys)
+        redis.close()
+        kcp_dc.stop()
+        service_dc.stop()
+
+
+def _prepare(
+    service_dc: DevclusterProcess, kcp_dc: DevclusterProcess, work: Path, agent_name: str, redis: Redis
+) -> PublishEnv:
+    kcp_root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
+    kcp_base = kcp_dc.url
+    _ws(kcp_root, "org")
+    org = JsonApi(for_cluster(kcp_root.api, "root:org"))
+    org.create(f"{APIS}/apiexports", {"metadata": {"name": EXPORT}, "spec": {}})
+    for team in ("team-1", "team-2"):
+        _ws(org, team)
+        JsonApi(for_cluster(kcp_root.api, f"root:org:{team}")).create(
+            f"{APIS}/apibindings",
+            {
+                "metadata": {"name": EXPORT},
+                "spec": {
+                    "reference": {"export": {"path": "root:org", "name": EXPORT}},
+                    "permissionClaims": [
+                        {"group": "", "resource": "events", "all": True, "state": "Accepted"},
+                        {"group": "", "resource": "namespaces", "all": True, "state": "Accepted"},
+                    ],
+                },
+            },
+        )
+    kcp_kubeconfig = _kubeconfig_for(
+        kcp_dc.kubeconfig, work / "kcp-org.kubeconfig", f"{kcp_base}/clusters/root:org"
+    )
+    service = JsonApi(load_client(str(service_dc.kubeconfig)))
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "syncflow"),
+            "crds",
+            "--apply",
+            "--kubeconfig",
+            str(service_dc.kubeconfig),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    service.create("/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "SYNCFLOW_REDIS_URL": REDIS_URL,
+        "SYNCFLOW_AGENT_NAME": agent_name,
+        "SYNCFLOW_KUBECONFIG": str(service_dc.kubeconfig),
+        "SYNCFLOW_KCP_KUBECONFIG": str(kcp_kubeconfig),
+        "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": EXPORT,
+        "SYNCFLOW_NAMESPACE": "syncflow",
+        "SYNCFLOW_LEASE_DURATION": "3",
+        "SYNCFLOW_RENEW_DEADLINE": "2",
+        "SYNCFLOW_RETRY_PERIOD": "0.5",
+        "SYNCFLOW_BACKOFF_CAP": "2",
+    }
+    agent = Agent(env, work)
+    agent.start(
+        "worker", "worker", "-c", "2", "-n", f"worker-{agent_name}@%h", "-I", "syncflow.modes.publish.tasks"
+    )
+    agent.start("beat", "beat", "-s", str(work / "beat-schedule"))
+    agent.watcher("watch-a")
+    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis)
+
+
+def readyz(port: int) -> tuple[int, dict[str, Any]]:
+    """GET /readyz of a watcher: (status code, body)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+    except OSError:
+        return 0, {}
