@@ -311,3 +311,26 @@ def watch(config_file: str | None, **flags: Any) -> None:
     except (ConfigError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
     process.run()
+
+
+@main.command()
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Directory for logs and kubeconfigs (default: a new temporary one).",
+)
+@click.option(
+    "--redis-url",
+    envvar="SYNCFLOW_REDIS_URL",
+    default=None,
+    help="Use this Redis (default: a private redis-server, else the embedded one).",
+)
+@click.option("--once", is_flag=True, help="Run the scenario once and exit (non-zero on failure).")
+def demo(workdir: str | None, redis_url: str | None, once: bool) -> None:
+    """Run kcp, a service cluster, Redis and syncflow locally, and sync a sample object end to end."""
+    from pathlib import Path
+
+    from syncflow.demo.runner import DemoOptions, run
+
+    raise SystemExit(run(DemoOptions(Path(workdir) if workdir else None, redis_url, once)))

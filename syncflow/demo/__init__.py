@@ -1,0 +1,1 @@
+"""``syncflow demo``: the whole publish-mode system on one machine, with a guided scenario."""

@@ -1,0 +1,196 @@
+"""Runs the demo: starts the stack, plays the scenario, then serves until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import signal
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from redis import Redis
+
+from syncflow.api import crdgen, install
+from syncflow.demo import launch, manifests
+from syncflow.demo import redis as demo_redis
+from syncflow.demo.progress import Progress
+from syncflow.demo.scenario import ORG, TEAM, Scenario
+from syncflow.demo.stack import Stack, StepError
+from syncflow.kube.clients import load_client
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.logs import log_event
+
+logger = logging.getLogger(__name__)
+
+AGENT = "demo"
+NAMESPACE = "syncflow"
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """What ``syncflow demo`` was asked to do."""
+
+    workdir: Path | None
+    redis_url: str | None
+    once: bool
+    step_timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class Kubeconfigs:
+    """The kubeconfigs a user needs after the demo started."""
+
+    service: Path
+    kcp_org: Path
+    kcp_team: Path
+
+
+class _StopRequestedError(Exception):
+    """SIGINT or SIGTERM arrived."""
+
+
+def run(options: DemoOptions) -> int:
+    """Run the demo; returns the exit code (0: success or interrupted, 1: a step failed)."""
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="syncflow-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "pids").unlink(missing_ok=True)
+    progress = Progress()
+    stack = Stack(workdir)
+    shared_redis: tuple[str, str] | None = None  # (url, agent) whose keys to remove at the end
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    progress.info(f"syncflow demo: work directory {workdir} (logs, kubeconfigs)")
+    try:
+        redis = demo_redis.provide(stack, options.redis_url)
+        progress.done(f"Redis: {redis.description}")
+        agent = AGENT if redis.private else f"{AGENT}-{uuid.uuid4().hex[:6]}"
+        if not redis.private:
+            shared_redis = (redis.url, agent)
+        scenario, kubeconfigs = _start(stack, progress, redis.url, agent, options.step_timeout)
+        _play(scenario, progress, agent, options.once)
+        if options.once:
+            progress.info("demo finished: every step passed")
+            return 0
+        _print_hints(progress, kubeconfigs)
+        while True:
+            signal.pause()
+    except _StopRequestedError:
+        progress.info("stopping…")
+        return 0
+    except StepError as exc:
+        progress.failed(str(exc))
+        for name in exc.logs:
+            progress.info(f"--- last lines of {workdir / (name + '.log')}:\n{stack.tail(name)}")
+        return 1
+    finally:
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        stack.stop()
+        if shared_redis is not None:
+            _forget_agent(*shared_redis)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        progress.info(f"stopped; logs are in {workdir}")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise _StopRequestedError(signal.Signals(signum).name)
+
+
+def _start(
+    stack: Stack, progress: Progress, redis_url: str, agent: str, timeout: float
+) -> tuple[Scenario, Kubeconfigs]:
+    """Start both devclusters, prepare them as an operator would, then the worker, beat and watcher."""
+    kcp = launch.start_devcluster(stack, "kcp", kcp=True)
+    progress.done(f"kcp devcluster serving at {kcp.url}")
+    service_dc = launch.start_devcluster(stack, "service", kcp=False)
+    progress.done(f"service-cluster devcluster serving at {service_dc.url}")
+    install.apply_crds(
+        crdgen.all_crds(), kubeconfig=str(service_dc.kubeconfig), context=None, timeout=timeout, echo=_log
+    )
+    service = JsonApi(load_client(str(service_dc.kubeconfig)))
+    service.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+    progress.done(f"service cluster: syncflow CRDs installed, namespace {NAMESPACE} created")
+    scenario = Scenario(stack, service, JsonApi(load_client(str(kcp.kubeconfig))), timeout)
+    progress.done(scenario.create_org())
+    kubeconfigs = Kubeconfigs(
+        service=service_dc.kubeconfig,
+        kcp_org=launch.workspace_kubeconfig(
+            kcp.kubeconfig, stack.workdir / "kcp-org.kubeconfig", f"{kcp.url}/clusters/{ORG}"
+        ),
+        kcp_team=launch.workspace_kubeconfig(
+            kcp.kubeconfig, stack.workdir / "kcp-team.kubeconfig", f"{kcp.url}/clusters/{TEAM}"
+        ),
+    )
+    launch.start_agent(
+        stack,
+        {
+            "SYNCFLOW_REDIS_URL": redis_url,
+            "SYNCFLOW_AGENT_NAME": agent,
+            "SYNCFLOW_KUBECONFIG": str(kubeconfigs.service),
+            "SYNCFLOW_KCP_KUBECONFIG": str(kubeconfigs.kcp_org),
+            "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": manifests.EXPORT,
+            "SYNCFLOW_NAMESPACE": NAMESPACE,
+            "SYNCFLOW_BACKOFF_CAP": "2",
+        },
+    )
+    progress.done("syncflow worker, beat and watcher running")
+    return scenario, kubeconfigs
+
+
+def _play(scenario: Scenario, progress: Progress, agent: str, once: bool) -> None:
+    """The scenario: publish, bind, create, status up, delete; without ``once`` leave an object to explore."""
+    progress.done(scenario.publish(agent))
+    cluster = scenario.bind()
+    progress.done(f"workspace {TEAM} (logical cluster {cluster}) binds the export, claims accepted")
+    scenario.create_object("demo-db")
+    progress.done(f"{manifests.KIND} default/demo-db created in {TEAM}")
+    copy = scenario.local_copy(cluster, "demo-db")
+    progress.done(f"local copy created: {copy['metadata']['namespace']}/{copy['metadata']['name']}")
+    status = scenario.return_status(copy, "demo-db")
+    progress.done(f"status returned to kcp: phase={status['phase']} endpoint={status['endpoint']}")
+    scenario.delete(cluster, "demo-db")
+    progress.done("deleted in kcp → local copy removed → kcp object gone")
+    if not once:
+        scenario.create_object("orders", engine="mysql")
+        kept = scenario.local_copy(cluster, "orders")["metadata"]
+        where = f"{kept['namespace']}/{kept['name']}"
+        progress.done(f"{manifests.KIND} default/orders created and left for you: local copy {where}")
+
+
+def _print_hints(progress: Progress, kubeconfigs: Kubeconfigs) -> None:
+    kubectl = shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl")
+    kubectl = "kubectl" if shutil.which("kubectl") == kubectl else kubectl
+    new_db = manifests.database_json("billing", engine="postgres", storage_gb=5)
+    progress.info("")
+    progress.info("kubeconfigs:")
+    progress.info(f"  kcp workspace {TEAM}:  {kubeconfigs.kcp_team}")
+    progress.info(f"  kcp workspace {ORG}:   {kubeconfigs.kcp_org}")
+    progress.info(f"  service cluster:          {kubeconfigs.service}")
+    progress.info("try:")
+    progress.info(f"  {kubectl} --kubeconfig {kubeconfigs.kcp_team} get databases")
+    progress.info(f"  {kubectl} --kubeconfig {kubeconfigs.service} get databases -A --show-labels")
+    progress.info(f"  echo '{new_db}' | {kubectl} --kubeconfig {kubeconfigs.kcp_team} create -f -")
+    progress.info("stop with Ctrl-C")
+
+
+def _log(line: str) -> None:
+    log_event(logger, "demo.crds", message=line)
+
+
+def _forget_agent(url: str, agent: str) -> None:
+    """Remove the demo agent's keys from a Redis the demo did not start."""
+    client = Redis.from_url(url)
+    try:
+        for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
+            keys = list(client.scan_iter(match=pattern, count=1000))
+            if keys:
+                client.delete(*keys)
+    finally:
+        client.close()

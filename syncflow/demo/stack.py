@@ -1,0 +1,124 @@
+"""Child processes of the demo: each in its own process group, logging to a file, stopped together."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from syncflow.logs import log_event
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class StepError(RuntimeError):
+    """A readiness check or scenario step did not succeed; ``logs`` name the children to show."""
+
+    def __init__(self, message: str, logs: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.logs = tuple(logs)
+
+
+def free_port() -> int:
+    """A TCP port on loopback that is free right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Child:
+    """One running child process and its log file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+@dataclass
+class Stack:
+    """Starts children in ``workdir`` and stops all of them (whole process groups) at the end.
+
+    The PIDs (each also its process group id) are written to ``workdir/pids``, one ``name pid`` a line.
+    """
+
+    workdir: Path
+    children: list[Child] = field(default_factory=list)
+
+    def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Child:
+        """Start ``argv`` in a new session with stdout and stderr going to ``<workdir>/<name>.log``."""
+        log = self.workdir / f"{name}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                list(argv),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        child = Child(name, process, log)
+        self.children.append(child)
+        with (self.workdir / "pids").open("a") as pids:
+            pids.write(f"{name} {process.pid}\n")
+        log_event(logger, "demo.child.started", name=name, pid=process.pid, log=str(log))
+        return child
+
+    def check(self) -> None:
+        """Raise ``StepError`` if any child has exited."""
+        for child in self.children:
+            code = child.process.poll()
+            if code is not None:
+                raise StepError(f"{child.name} exited with code {code}", [child.name])
+
+    def wait(self, predicate: Callable[[], T | None], timeout: float, what: str, logs: Sequence[str]) -> T:
+        """Poll ``predicate`` until it returns a value other than None/False, failing after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check()
+            value = predicate()
+            if value is not None and value is not False:
+                return value
+            if time.monotonic() > deadline:
+                raise StepError(f"timed out after {timeout:.0f}s waiting for {what}", logs)
+            time.sleep(0.1)
+
+    def log_text(self, name: str) -> str:
+        """The whole log of child ``name`` (empty if there is none)."""
+        path = self.workdir / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def tail(self, name: str, lines: int = 25) -> str:
+        """The last ``lines`` lines of child ``name``'s log, leaving out the once-a-second queue pump."""
+        kept = [line for line in self.log_text(name).splitlines() if "syncflow.pump[" not in line]
+        return "\n".join(kept[-lines:])
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM every process group (newest first), then SIGKILL what is left after ``timeout``."""
+        for child in reversed(self.children):
+            _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for child in reversed(self.children):
+            try:
+                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log_event(logger, "demo.child.killed", level=logging.WARNING, name=child.name)
+        for child in self.children:
+            _signal_group(child, signal.SIGKILL)  # pool processes that outlived their leader, or a hang
+            child.process.wait()
+        self.children.clear()
+
+
+def _signal_group(child: Child, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.process.pid, sig)
