@@ -1,0 +1,113 @@
+"""``syncflow demo`` as a user runs it: the whole scenario with ``--once``, and Ctrl-C while it serves."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+SYNCFLOW = str(Path(sys.executable).parent / "syncflow")
+
+
+def _env() -> dict[str, str]:
+    """The caller's environment without syncflow settings, so the demo starts its own Redis."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SYNCFLOW_")}
+
+
+def _recorded_pids(workdir: Path) -> list[int]:
+    return [int(line.split()[1]) for line in (workdir / "pids").read_text().splitlines()]
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class DemoOutput:
+    """The output of a running demo, read line by line by a thread (so waits have deadlines)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        self.process = process
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, args=(process.stdout,), daemon=True).start()
+
+    def _pump(self, stdout: IO[str]) -> None:
+        for line in iter(stdout.readline, ""):
+            self.lines.put(line)
+
+    def read_until(self, marker: str, timeout: float) -> None:
+        """Consume lines until one contains ``marker``; fail after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if marker in line:
+                return
+        pytest.fail(f"no line with {marker!r} within {timeout}s:\n{''.join(self.seen)}")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[DemoOutput]:
+    """``syncflow demo --workdir tmp_path`` (serving until interrupted); killed with its children if left."""
+    process = subprocess.Popen(
+        [SYNCFLOW, "demo", "--workdir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
+    yield DemoOutput(process)
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    if (tmp_path / "pids").exists():
+        for pid in _recorded_pids(tmp_path):
+            if _group_alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def test_demo_once_runs_every_step(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [SYNCFLOW, "demo", "--once", "--workdir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=110,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for step in ("local copy created", "status returned to kcp", "local copy removed"):
+        assert step in result.stdout
+    assert not any(_group_alive(pid) for pid in _recorded_pids(tmp_path))
+
+
+def test_ctrl_c_stops_every_child_and_exits_0(demo: DemoOutput, tmp_path: Path) -> None:
+    demo.read_until("worker, beat and watcher running", timeout=60)
+    pids = _recorded_pids(tmp_path)
+    assert len(pids) == 6  # redis, two devclusters, worker, beat, watch
+    assert all(_group_alive(pid) for pid in pids)
+
+    demo.process.send_signal(signal.SIGINT)
+    assert demo.process.wait(timeout=30) == 0
+    demo.read_until("stopped; logs are in", timeout=5)
+    assert [pid for pid in pids if _group_alive(pid)] == []
