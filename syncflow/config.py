@@ -114,6 +114,12 @@ class Settings(BaseSettings):
     )
     retry_period: PositiveFloat = Field(2.0, description="How often candidates try to acquire or renew.")
     health_address: str = Field("", description="host:port serving /healthz and /readyz (empty: off).")
+    orphan_policy: Literal["keep", "delete"] = Field(
+        "keep", description="Local copies of objects that stop matching a filter: keep them, or delete them."
+    )
+    resync_period: PositiveFloat = Field(
+        600.0, description="Seconds between periodic resyncs of each PublishedResource (with jitter)."
+    )
 
     @field_validator("published_resource_selector")
     @classmethod

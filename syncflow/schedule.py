@@ -13,4 +13,10 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 1.0,
         "options": {"queue": PERIODIC_QUEUE, "expires": 10},
     },
+    # Publish mode: each PublishedResource is resynced once per resync period (jittered in Redis).
+    "resync": {
+        "task": "syncflow.resync",
+        "schedule": 15.0,
+        "options": {"queue": PERIODIC_QUEUE, "expires": 60},
+    },
 }

@@ -262,6 +262,12 @@ def _prepare(
                     "permissionClaims": [
                         {"group": "", "resource": "events", "all": True, "state": "Accepted"},
                         {"group": "", "resource": "namespaces", "all": True, "state": "Accepted"},
+                        {
+                            "group": "core.kcp.io",
+                            "resource": "logicalclusters",
+                            "all": True,
+                            "state": "Accepted",
+                        },
                     ],
                 },
             },

@@ -89,7 +89,7 @@ def test_crd_change_gives_a_new_schema_and_replaces_the_export_entry(publish_env
     second = wait_for(
         lambda: (name := env.ready_schema("tools")) != first and name,
         timeout=30,
-        what=f"a new schema after the CRD changed",
+        what="a new schema after the CRD changed",
     )
     wait_for(
         lambda: second in env.export()["spec"].get("latestResourceSchemas", []),
@@ -246,7 +246,7 @@ def test_standby_takes_over_when_the_leader_dies(publish_env: PublishEnv) -> Non
         lambda: env.service.get(lease_path)["spec"].get("holderIdentity"), timeout=30, what="a leader"
     )
     assert holder.startswith(f"{env.agent_name}.syncagent.kcp.io_")
-    status, body = wait_for(lambda: (r := readyz(port_b))[0] == 200 and r, timeout=30, what="watch-b ready")
+    _, body = wait_for(lambda: (r := readyz(port_b))[0] == 200 and r, timeout=30, what="watch-b ready")
     assert body["role"] == "standby" and body["leader"] == holder
     env.agent.kill("watch-a")
     new_holder = wait_for(

@@ -2,33 +2,85 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from kubernetes.client import ApiClient
+from redis import Redis
+
 from syncflow.config import ConfigError, Settings
-from syncflow.kube.clients import load_client
+from syncflow.kube.clients import for_url, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.publish.endpoint import ExportEndpoint, export_client, resolve
-from syncflow.modes.publish.reconcile import PublishTarget
+from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
+from syncflow.modes.publish.rules import RuleCache, resource_of
+from syncflow.queue.errors import TransientError
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.reconciler import Sides, release_all
 
-_built: dict[int, tuple[Settings, PublishTarget, ExportEndpoint]] = {}
 
+@dataclass
+class PublishContext:
+    """Clients for the service cluster, the APIExport's workspace and its virtual workspace."""
 
-def publish_target(settings: Settings) -> tuple[PublishTarget, ExportEndpoint]:
-    """Clients for the service cluster and the APIExport's workspace (resolved once per settings)."""
-    cached = _built.get(id(settings))
-    if cached is not None and cached[0] is settings:
-        return cached[1], cached[2]
-    if not settings.apiexportendpointslice_ref:
-        raise ConfigError(
-            "apiexportendpointslice_ref: required in publish mode (--apiexportendpointslice-ref)"
+    settings: Settings
+    redis: Redis
+    rules: RuleCache = field(default_factory=RuleCache)
+    _clusters: dict[str, JsonApi] = field(default_factory=dict)
+
+    @cached_property
+    def kcp(self) -> ApiClient:
+        """The kcp client of the kcp kubeconfig."""
+        return load_client(self.settings.kcp_kubeconfig)
+
+    @cached_property
+    def endpoint(self) -> ExportEndpoint:
+        """The managed APIExport (resolved once)."""
+        if not self.settings.apiexportendpointslice_ref:
+            raise ConfigError(
+                "apiexportendpointslice_ref: required in publish mode (--apiexportendpointslice-ref)"
+            )
+        return resolve(self.kcp, self.settings.apiexportendpointslice_ref)
+
+    @cached_property
+    def target(self) -> PublishTarget:
+        """What the control-plane reconcilers talk to."""
+        return PublishTarget(
+            service=JsonApi(load_client(self.settings.kubeconfig)),
+            export_workspace=export_client(self.kcp, self.endpoint.export_path),
+            export_name=self.endpoint.export_name,
+            agent_name=self.settings.agent_name,
+            selector=self.settings.published_resource_selector,
         )
-    service = load_client(settings.kubeconfig)
-    kcp = load_client(settings.kcp_kubeconfig)
-    endpoint = resolve(kcp, settings.apiexportendpointslice_ref)
-    target = PublishTarget(
-        service=JsonApi(service),
-        export_workspace=export_client(kcp, endpoint.export_path),
-        export_name=endpoint.export_name,
-        agent_name=settings.agent_name,
-        selector=settings.published_resource_selector,
-    )
-    _built[id(settings)] = (settings, target, endpoint)
-    return target, endpoint
+
+    def virtual_workspace(self, cluster: str) -> JsonApi:
+        """The virtual workspace URL of one logical cluster."""
+        if cluster not in self._clusters:
+            urls = self.endpoint.urls or resolve(self.kcp, self.endpoint.slice_name).urls
+            if not urls:
+                raise TransientError("the APIExport has no virtual workspace URL yet (no binding)")
+            self._clusters[cluster] = JsonApi(for_url(self.kcp, f"{urls[0]}/clusters/{cluster}"))
+        return self._clusters[cluster]
+
+    def release(self, schema_name: str) -> int:
+        """Release our finalizer on every kcp object of a schema (through the virtual workspace)."""
+        schema = self.target.export_workspace.get(f"{SCHEMAS}/{schema_name}")
+        return release_all(resource_of(schema["spec"]), "release", self.sides, self.virtual_workspace("*"))
+
+    @cached_property
+    def sides(self) -> Sides:
+        """The two endpoints of the sync engine."""
+        return Sides(
+            self.virtual_workspace, self.target.service, OwnWrites(self.redis, self.settings.agent_name)
+        )
+
+
+_contexts: dict[int, PublishContext] = {}
+
+
+def publish_context(settings: Settings, redis: Redis) -> PublishContext:
+    """The context of these settings in this process."""
+    context = _contexts.get(id(settings))
+    if context is None or context.settings is not settings:
+        context = _contexts[id(settings)] = PublishContext(settings, redis)
+    return context

@@ -2,7 +2,8 @@
 
 - ``projection/<publishedresource>/service//<publishedresource>``: project one PublishedResource;
 - ``apiexport/<export>/<export cluster>//<export>``: merge schemas and claims into the APIExport;
-- ``sync/<publishedresource>/<cluster>/<namespace>/<name>``: sync one kcp object (and its copy).
+- ``sync/<publishedresource>/<cluster>/<namespace>/<name>``: sync one kcp object (and its copy);
+- ``status/<publishedresource>/<cluster>/<namespace>/<name>``: return its copy's status to kcp.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ def export_key(export_cluster: str, export_name: str) -> ObjectKey:
 def sync_key(published: str, ref: ObjectRef) -> ObjectKey:
     """The key that syncs one kcp object of a PublishedResource."""
     return ObjectKey("sync", published, ref.cluster, ref.namespace, ref.name)
+
+
+def status_key(published: str, ref: ObjectRef) -> ObjectKey:
+    """The key that returns a local copy's status to its kcp object."""
+    return ObjectKey("status", published, ref.cluster, ref.namespace, ref.name)
 
 
 def remote_ref(local: Mapping[str, Any]) -> ObjectRef | None:

@@ -20,6 +20,7 @@ from syncflow.logs import configure_logging, log_event
 from syncflow.modes.publish import tasks as publish_tasks
 from syncflow.modes.publish.watcher import PublishWatcher
 from syncflow.queue.layout import agent_prefix
+from syncflow.sync.echoes import OwnWrites
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -71,6 +72,7 @@ class WatchProcess:
             self.settings.published_resource_selector,
             RedisBookmarks(self.queue.redis, agent_prefix(self.settings.agent_name) + "watch"),
             self._enqueue,
+            echoes=OwnWrites(self.queue.redis, self.settings.agent_name),
         )
         term_stop = threading.Event()
         thread = threading.Thread(target=watcher.run, args=(term_stop,), name="publish-watcher", daemon=True)

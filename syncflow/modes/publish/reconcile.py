@@ -30,6 +30,8 @@ Obj = dict[str, Any]
 PUBLISHED_RESOURCES = "/apis/syncagent.kcp.io/v1alpha1/publishedresources"
 SCHEMAS = "/apis/apis.kcp.io/v1alpha1/apiresourceschemas"
 EXPORTS = "/apis/apis.kcp.io/v1alpha1/apiexports"
+RELEASE_FINALIZER = "syncflow.kcp.io/release-objects"
+"""Held on PublishedResources so their deletion first releases the kcp objects' finalizers."""
 
 
 @dataclass(frozen=True)
@@ -123,16 +125,49 @@ def _publish_schema(target: PublishTarget, schema: Obj) -> None:
             )
 
 
-def reconcile_projection(target: PublishTarget, name: str, enqueue_export: Callable[[], object]) -> None:
-    """Project one PublishedResource into an APIResourceSchema and record the outcome on it."""
+def _set_release_finalizer(target: PublishTarget, obj: Obj, present: bool) -> None:
+    finalizers = [f for f in obj["metadata"].get("finalizers") or [] if f != RELEASE_FINALIZER]
+    if present:
+        finalizers.append(RELEASE_FINALIZER)
+    if finalizers != (obj["metadata"].get("finalizers") or []):
+        target.service.merge_patch(
+            f"{PUBLISHED_RESOURCES}/{obj['metadata']['name']}",
+            {
+                "metadata": {
+                    "finalizers": finalizers or None,
+                    "resourceVersion": obj["metadata"]["resourceVersion"],
+                }
+            },
+        )
+
+
+def reconcile_projection(
+    target: PublishTarget, name: str, enqueue_export: Callable[[], object], release: Callable[[str], int]
+) -> None:
+    """Project one PublishedResource into an APIResourceSchema and record the outcome on it.
+
+    ``release(schema_name)`` removes our finalizer from every kcp object of a schema; it runs when
+    the PublishedResource is deleted or its sync is disabled, so users' deletions never hang.
+    """
     try:
         obj = target.service.get(f"{PUBLISHED_RESOURCES}/{name}")
     except ApiException as exc:
         if exc.status == 404:
             return  # deleted: its schema stays in the APIExport, as api-syncagent does
         raise
+    schema_name = (obj.get("status") or {}).get("resourceSchemaName")
     if obj["metadata"].get("deletionTimestamp"):
+        if schema_name:
+            log_event(logger, "publish.released", publishedresource=name, objects=release(schema_name))
+        _set_release_finalizer(target, obj, present=False)
         return
+    if RELEASE_FINALIZER not in (obj["metadata"].get("finalizers") or []):
+        _set_release_finalizer(target, obj, present=True)
+        obj = target.service.get(f"{PUBLISHED_RESOURCES}/{name}")
+    if schema_name and ((obj.get("spec") or {}).get("synchronization") or {}).get("enabled") is False:
+        released = release(schema_name)
+        if released:
+            log_event(logger, "publish.released", publishedresource=name, objects=released)
     try:
         published = PublishedResource.parse(obj)
         naming = published.spec.naming

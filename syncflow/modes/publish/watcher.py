@@ -30,6 +30,7 @@ from syncflow.logs import log_event
 from syncflow.modes.publish import keys, source
 from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
+from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.metadata import AGENT_LABEL
 
 logger = logging.getLogger("syncflow.publish")
@@ -38,22 +39,24 @@ Enqueue = Callable[[Iterable[ObjectKey], bool], None]
 """Adds keys to the work queue; the flag says bulk (relists) rather than events."""
 
 
+KeysFor = Callable[[str, dict[str, Any] | None, ObjectRef], list[ObjectKey]]
+"""Maps (event type or ``RESYNC``, object or None on resync, ref) to the keys to enqueue."""
+
+
 class KeyHandler:
     """A watch handler that turns events and resyncs into keys."""
 
-    def __init__(
-        self, enqueue: Enqueue, keys_for: Callable[[dict[str, Any] | None, ObjectRef], list[ObjectKey]]
-    ):
+    def __init__(self, enqueue: Enqueue, keys_for: KeysFor):
         self.enqueue = enqueue
         self.keys_for = keys_for
 
     def on_event(self, type: str, obj: dict[str, Any], ref: ObjectRef) -> None:
         """An event enqueues its keys at event priority."""
-        self.enqueue(self.keys_for(obj, ref), False)
+        self.enqueue(self.keys_for(type, obj, ref), False)
 
     def on_resync(self, refs: set[ObjectRef]) -> None:
         """A (re)list enqueues every key in bulk."""
-        self.enqueue([key for ref in sorted(refs) for key in self.keys_for(None, ref)], True)
+        self.enqueue([key for ref in sorted(refs) for key in self.keys_for("RESYNC", None, ref)], True)
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ class PublishWatcher:
         *,
         manager_interval: float = 2.0,
         watch_options: dict[str, Any] | None = None,
+        echoes: OwnWrites | None = None,
     ) -> None:
         self.service = service
         self.service_json = JsonApi(service)
@@ -127,6 +131,7 @@ class PublishWatcher:
         self.enqueue = enqueue
         self.manager_interval = manager_interval
         self.watch_options = watch_options or {}
+        self.echoes = echoes
         self.watches = WatchSet()
         self.wake = threading.Event()
         self.endpoint: ExportEndpoint | None = None
@@ -176,13 +181,13 @@ class PublishWatcher:
     def _start_control_watches(self, endpoint: ExportEndpoint) -> None:
         export = keys.export_key(endpoint.export_cluster, endpoint.export_name)
 
-        def published(obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+        def published(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             if obj is not None:
                 self._published[ref.name] = obj
             self.wake.set()
             return [keys.projection_key(ref.name), export]
 
-        def crd(obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+        def crd(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             if obj is None:  # a relist of CRDs: re-project everything
                 return [keys.projection_key(name) for name in self._published]
             spec = obj.get("spec") or {}
@@ -210,7 +215,7 @@ class PublishWatcher:
                 for_cluster(self.kcp, endpoint.export_path),
                 "/apis/apis.kcp.io/v1alpha1/apiexports",
                 f"kcp:apiexport:{endpoint.export_name}",
-                KeyHandler(self.enqueue, lambda obj, ref: [export]),
+                KeyHandler(self.enqueue, lambda type, obj, ref: [export]),
                 field_selector=f"metadata.name={endpoint.export_name}",
             ),
         )
@@ -292,18 +297,33 @@ class PublishWatcher:
             self._announced.add(published)
             log_event(logger, "publish.sync_waiting", publishedresource=published, reason=message)
 
+    def _own(self, side: str) -> Callable[[ObjectRef, str], bool] | None:
+        """The echo filter of one side: our own writes are not enqueued again."""
+        echoes = self.echoes
+        if echoes is None:
+            return None
+        return lambda ref, rv: echoes.is_own(side, ref, rv)
+
     def _start_sync_watches(self, name: str, spec: SyncSpec, url: str) -> None:
-        def remote(obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+        def remote(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             return [keys.sync_key(spec.published, ref)]
 
-        def local(obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+        def local(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             owner = keys.remote_ref(obj) if obj is not None else None
-            return [keys.sync_key(spec.published, owner)] if owner else []
+            if owner is None:
+                return []
+            # a deleted copy is re-created by a sync; any other change may carry a new status
+            make = keys.sync_key if type == "DELETED" else keys.status_key
+            return [make(spec.published, owner)]
 
         self.watches.start(
             name,
             self._watch(
-                for_url(self.kcp, f"{url}/clusters/*"), spec.kcp_path, name, KeyHandler(self.enqueue, remote)
+                for_url(self.kcp, f"{url}/clusters/*"),
+                spec.kcp_path,
+                name,
+                KeyHandler(self.enqueue, remote),
+                ignore_resource_versions=self._own("kcp"),
             ),
         )
         self.watches.start(
@@ -314,6 +334,7 @@ class PublishWatcher:
                 f"local:{spec.published}",
                 KeyHandler(self.enqueue, local),
                 label_selector=f"{AGENT_LABEL}={self.agent_name}",
+                ignore_resource_versions=self._own("local"),
             ),
         )
         log_event(

@@ -1,0 +1,298 @@
+"""Publish mode, object sync (issue 6), end to end: two devclusters, real Redis, real worker, beat and
+watch processes. Each test publishes its own CRD so tests do not see each other's objects."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.sync.naming import sha1_hex
+from tests.publish.conftest import CRDS, PUBLISHED, PublishEnv, crd, published
+from tests.support.waiting import wait_for
+
+CLEANUP = "syncagent.kcp.io/cleanup"
+
+
+class Published:
+    """One published resource: its kcp path per workspace and its local path."""
+
+    def __init__(self, env: PublishEnv, name: str, group: str, plural: str, kind: str, **spec: Any) -> None:
+        self.env, self.name, self.group, self.plural, self.kind = env, name, group, plural, kind
+        env.apply(env.service, CRDS, crd(group, kind, plural, extra=spec.pop("crd_extra", None)))
+        env.apply(env.service, PUBLISHED, published(name, group, kind, **spec))
+        env.ready_schema(name)
+        for team in ("team-1", "team-2"):
+            api = env.workspace(f"root:org:{team}")
+            wait_for(
+                lambda api=api: _ok(api, self.kcp_path()),
+                timeout=30,
+                what=lambda team=team: f"{plural}.{group} served in {team}\n{env.agent.logs()}",
+            )
+
+    def kcp_path(self, namespace: str = "default", name: str = "") -> str:
+        return f"/apis/{self.group}/v1/namespaces/{namespace}/{self.plural}" + (f"/{name}" if name else "")
+
+    def local_list(self) -> list[dict[str, Any]]:
+        return self.env.service.get(f"/apis/{self.group}/v1/{self.plural}").get("items") or []
+
+    def create(
+        self,
+        team: str,
+        name: str,
+        spec: dict[str, Any],
+        labels: dict[str, str] | None = None,
+        namespace: str = "default",
+    ) -> dict[str, Any]:
+        api = self.env.workspace(f"root:org:{team}")
+        if namespace != "default" and not _ok(api, f"/api/v1/namespaces/{namespace}"):
+            api.create("/api/v1/namespaces", {"metadata": {"name": namespace, "labels": labels or {}}})
+        body = {
+            "apiVersion": f"{self.group}/v1",
+            "kind": self.kind,
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": spec,
+        }
+        return api.create(self.kcp_path(namespace), body)
+
+    def copy_of(self, cluster: str, name: str, namespace: str = "default") -> dict[str, Any] | None:
+        for item in self.local_list():
+            labels = item["metadata"].get("labels") or {}
+            if (
+                labels.get("syncagent.kcp.io/remote-object-cluster") == cluster
+                and labels.get("syncagent.kcp.io/remote-object-name-hash") == sha1_hex(name)
+                and labels.get("syncagent.kcp.io/remote-object-namespace-hash") == sha1_hex(namespace)
+            ):
+                return item
+        return None
+
+    def wait_copy(
+        self, cluster: str, name: str, check: Any = None, namespace: str = "default", timeout: float = 30
+    ) -> dict[str, Any]:
+        def found() -> dict[str, Any] | None:
+            copy = self.copy_of(cluster, name, namespace)
+            return copy if copy is not None and (check is None or check(copy)) else None
+
+        return wait_for(
+            found,
+            timeout=timeout,
+            what=lambda: f"the local copy of {cluster}/{namespace}/{name}\n{self.env.agent.logs()}",
+        )
+
+
+def _ok(api: JsonApi, path: str) -> bool:
+    try:
+        api.get(path)
+    except Exception:
+        return False
+    return True
+
+
+def cluster_of(env: PublishEnv, team: str) -> str:
+    lc = env.workspace(f"root:org:{team}").get("/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")
+    return str(lc["metadata"]["annotations"]["kcp.io/cluster"])
+
+
+def test_object_synced_with_custom_naming_and_status_back(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(
+        env,
+        "custom",
+        "custom.example.com",
+        "customs",
+        "Custom",
+        naming={
+            "namespace": "synced-{{ .Object.metadata.namespace }}",
+            "name": "{{ .Object.metadata.name }}",
+        },
+    )
+    g.create("team-1", "first", {"size": 1}, labels={"app": "demo"})
+    cluster = cluster_of(env, "team-1")
+    copy = g.wait_copy(cluster, "first")
+    assert copy["metadata"]["namespace"] == "synced-default" and copy["metadata"]["name"] == "first"
+    assert copy["spec"] == {"size": 1}
+    assert copy["metadata"]["labels"]["app"] == "demo"
+    assert copy["metadata"]["labels"]["syncagent.kcp.io/agent-name"] == env.agent_name
+    assert copy["metadata"]["annotations"]["syncagent.kcp.io/remote-object-name"] == "first"
+    team = env.workspace("root:org:team-1")
+    remote = team.get(g.kcp_path(name="first"))
+    assert CLEANUP in remote["metadata"]["finalizers"]
+    env.service.merge_patch(
+        f"/apis/{g.group}/v1/namespaces/synced-default/{g.plural}/first/status",
+        {"status": {"phase": "Ready"}},
+    )
+    wait_for(
+        lambda: team.get(g.kcp_path(name="first")).get("status") == {"phase": "Ready"},
+        timeout=30,
+        what=lambda: f"status back in kcp\n{env.agent.logs()}",
+    )
+
+
+def test_same_name_in_two_workspaces_gives_two_copies(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(env, "twins", "twins.example.com", "twins", "Twin")
+    long_name = "a" * 200
+    for team in ("team-1", "team-2"):
+        g.create(team, "same", {"team": team})
+        g.create(team, long_name, {"long": True})
+    one, two = cluster_of(env, "team-1"), cluster_of(env, "team-2")
+    first, second = g.wait_copy(one, "same"), g.wait_copy(two, "same")
+    assert first["metadata"]["namespace"] == one and second["metadata"]["namespace"] == two
+    assert first["spec"] == {"team": "team-1"} and second["spec"] == {"team": "team-2"}
+    expected = f"{_sha3short('default')}-{_sha3short('same')}"
+    assert first["metadata"]["name"] == expected == second["metadata"]["name"]
+    assert len(g.wait_copy(one, long_name)["metadata"]["name"]) == 41
+
+
+def _sha3short(value: str) -> str:
+    return hashlib.sha3_256(value.encode()).hexdigest()[:20]
+
+
+def test_workspace_paths_and_filters(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(
+        env,
+        "filtered",
+        "filtered.example.com",
+        "filtereds",
+        "Filtered",
+        enableWorkspacePaths=True,
+        filter={"resource": {"matchLabels": {"sync": "yes"}}, "namespace": {"matchLabels": {"team": "blue"}}},
+    )
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "wanted", {"x": 1}, labels={"sync": "yes"}, namespace="blue-ns")
+    env.workspace("root:org:team-1").merge_patch(
+        "/api/v1/namespaces/blue-ns", {"metadata": {"labels": {"team": "blue"}}}
+    )
+    g.create("team-1", "unlabelled", {"x": 2}, namespace="blue-ns")
+    g.create("team-1", "wrong-ns", {"x": 3}, labels={"sync": "yes"})
+    copy = g.wait_copy(cluster, "wanted", namespace="blue-ns")
+    assert (
+        copy["metadata"]["annotations"]["syncagent.kcp.io/remote-object-workspace-path"] == "root:org:team-1"
+    )
+    # the other two never get a copy, and keep no finalizer of ours
+    g.create("team-1", "marker", {"x": 4}, labels={"sync": "yes"}, namespace="blue-ns")
+    g.wait_copy(cluster, "marker", namespace="blue-ns")
+    assert g.copy_of(cluster, "unlabelled", "blue-ns") is None and g.copy_of(cluster, "wrong-ns") is None
+    team = env.workspace("root:org:team-1")
+    assert CLEANUP not in (team.get(g.kcp_path("blue-ns", "unlabelled"))["metadata"].get("finalizers") or [])
+
+
+def test_three_way_merge_keeps_local_edits(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(env, "merged", "merged.example.com", "mergeds", "Merged")
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "m", {"replicas": 1, "image": "v1"})
+    copy = g.wait_copy(cluster, "m")
+    local = (
+        f"/apis/{g.group}/v1/namespaces/{copy['metadata']['namespace']}/{g.plural}/{copy['metadata']['name']}"
+    )
+    env.service.merge_patch(local, {"spec": {"replicas": 5, "injected": "by-controller"}})
+    team = env.workspace("root:org:team-1")
+    team.merge_patch(g.kcp_path(name="m"), {"spec": {"image": "v2"}})
+    updated = g.wait_copy(cluster, "m", check=lambda c: c["spec"].get("image") == "v2")
+    assert updated["spec"]["replicas"] == 5 and updated["spec"]["injected"] == "by-controller"
+    team.merge_patch(g.kcp_path(name="m"), {"spec": {"replicas": 2}})
+    final = g.wait_copy(cluster, "m", check=lambda c: c["spec"].get("replicas") == 2)
+    assert final["spec"]["image"] == "v2" and final["spec"]["injected"] == "by-controller"
+
+
+def test_deletion_removes_copy_then_finalizer_then_object(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(env, "doomed", "doomed.example.com", "dooms", "Doom")
+    cluster = cluster_of(env, "team-2")
+    g.create("team-2", "bye", {"a": 1})
+    g.wait_copy(cluster, "bye")
+    team = env.workspace("root:org:team-2")
+    team.delete(g.kcp_path(name="bye"))
+    wait_for(
+        lambda: not _ok(team, g.kcp_path(name="bye")),
+        timeout=30,
+        what=lambda: f"the kcp object to be gone\n{env.agent.logs()}",
+    )
+    assert g.copy_of(cluster, "bye") is None
+    secrets = (
+        env.service.get(
+            "/api/v1/namespaces/syncflow/secrets",
+            labelSelector=f"syncagent.kcp.io/remote-object-cluster={cluster}",
+        ).get("items")
+        or []
+    )
+    assert not [
+        s
+        for s in secrets
+        if s["metadata"]["labels"].get("syncagent.kcp.io/remote-object-name-hash") == sha1_hex("bye")
+    ]
+
+
+def test_existing_local_object_is_adopted(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(
+        env,
+        "adopt",
+        "adopt.example.com",
+        "adopts",
+        "Adopt",
+        naming={"namespace": "adopted", "name": "{{ .Object.metadata.name }}"},
+    )
+    env.apply(env.service, "/api/v1/namespaces", {"metadata": {"name": "adopted"}})
+    before = env.service.create(
+        f"/apis/{g.group}/v1/namespaces/adopted/{g.plural}",
+        {"apiVersion": f"{g.group}/v1", "kind": g.kind, "metadata": {"name": "pre"}, "spec": {"old": True}},
+    )
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "pre", {"new": True})
+    copy = g.wait_copy(cluster, "pre", check=lambda c: c["spec"].get("new") is True)
+    assert copy["metadata"]["uid"] == before["metadata"]["uid"]
+    assert len([i for i in g.local_list() if i["metadata"]["name"] == "pre"]) == 1
+
+
+def test_permanent_error_is_parked_and_replayed(publish_env: PublishEnv) -> None:
+    env = publish_env
+    g = Published(
+        env,
+        "held",
+        "held.example.com",
+        "helds",
+        "Held",
+        naming={"namespace": "held-ns", "name": "{{ .Object.metadata.name }}"},
+    )
+    env.apply(env.service, "/api/v1/namespaces", {"metadata": {"name": "held-ns"}})
+    env.service.create(
+        "/api/v1/namespaces/held-ns/configmaps",
+        {"metadata": {"name": "blocker", "finalizers": ["example.com/hold"]}},
+    )
+    env.service.delete("/api/v1/namespaces/held-ns")  # stays Terminating: creating in it is forbidden (403)
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "blocked", {"a": 1})
+    key = f"sync/held/{cluster}/default/blocked"
+    syncflow = [str(Path(sys.executable).parent / "syncflow")]
+
+    def parked() -> dict[str, Any] | None:
+        out = subprocess.run(
+            [*syncflow, "failures", "list", "--json"],
+            env=env.agent.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+        return next((f for f in json.loads(out) if f["key"] == key), None)
+
+    failure = wait_for(parked, timeout=60, what=lambda: f"{key} to be parked\n{env.agent.logs()}")
+    assert "403" in failure["error"] and "being terminated" in failure["error"]
+    env.service.merge_patch(
+        "/api/v1/namespaces/held-ns/configmaps/blocker", {"metadata": {"finalizers": None}}
+    )
+    wait_for(
+        lambda: not _ok(env.service, "/api/v1/namespaces/held-ns"), timeout=30, what="held-ns to go away"
+    )
+    subprocess.run(
+        [*syncflow, "failures", "replay", key], env=env.agent.env, check=True, timeout=30, capture_output=True
+    )
+    assert g.wait_copy(cluster, "blocked")["metadata"]["namespace"] == "held-ns"
+    assert parked() is None
