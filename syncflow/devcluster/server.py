@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ logger = logging.getLogger("syncflow.devcluster")
 
 PLAIN_CLUSTER = ""
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
+REQUEST_COUNTS_PATH = "/debug/requests"
+"""Requests served so far, by HTTP method (for benchmarks: API requests per synced object)."""
 
 
 @dataclass
@@ -60,6 +63,7 @@ class DevCluster:
         self.registry = Registry(extra_types)
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
+        self.request_counts: Counter[str] = Counter()
         self.bootstrap()
 
     def bootstrap(self) -> None:
@@ -102,6 +106,8 @@ class DevCluster:
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path != REQUEST_COUNTS_PATH:
+            self.request_counts[request.method] += 1
         if self.config.tokens and request.path not in _UNAUTHENTICATED_PATHS:
             header = request.headers.get("Authorization", "")
             token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
@@ -126,6 +132,8 @@ class DevCluster:
             return web.Response(text="ok")
         if path == "/version":
             return json_response(discovery.version_info())
+        if path == REQUEST_COUNTS_PATH:
+            return json_response(dict(self.request_counts))
         if segments[:2] == ["openapi", "v3"]:
             return self._openapi(view, segments[2:], url_prefix)
         parsed = routing.parse(segments)

@@ -12,11 +12,11 @@ from syncflow.devcluster.kcp.hashes import CLUSTER_ANNOTATION
 from syncflow.devcluster.kcp.tenancy import Tenancy
 from syncflow.devcluster.kcp.types import KCP_TYPES
 from syncflow.devcluster.kcp.views import ExportView, WorkspaceView
-from syncflow.devcluster.server import DevCluster, ServerConfig
+from syncflow.devcluster.server import REQUEST_COUNTS_PATH, DevCluster, ServerConfig
 from syncflow.devcluster.store import Obj
 from syncflow.devcluster.views import View
 
-_OPEN_PATHS = ("/healthz", "/readyz", "/livez", "/version")
+_OPEN_PATHS = ("/healthz", "/readyz", "/livez", "/version", REQUEST_COUNTS_PATH)
 
 
 def _drop_cluster_annotation(t: Target, new: Obj, old: Obj | None) -> None:
