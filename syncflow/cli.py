@@ -55,6 +55,9 @@ def main() -> None:
     "--kcp", is_flag=True, help="Serve kcp: workspaces, APIExports, APIBindings, virtual workspaces."
 )
 @click.option(
+    "--external-url", default=None, help="URL to advertise in kcp objects (default: the bound one)."
+)
+@click.option(
     "--bookmark-interval",
     default=60.0,
     show_default=True,
@@ -75,6 +78,7 @@ def devcluster(
     tokens: tuple[str, ...],
     tls: bool | None,
     kcp: bool,
+    external_url: str | None,
     bookmark_interval: float,
     watch_history: int,
 ) -> None:
@@ -95,6 +99,7 @@ def devcluster(
             tokens=identities,
             tls=tls,
             kcp=kcp,
+            external_url=external_url,
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,
         )

@@ -47,6 +47,7 @@ class RunOptions:
     tokens: dict[str, str] = field(default_factory=dict)  # identity -> bearer token
     tls: bool | None = None  # None: TLS exactly when a token is required
     kcp: bool = False
+    external_url: str | None = None  # the URL to advertise (e.g. behind a proxy); default: the bound one
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
 
@@ -72,7 +73,7 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
         bookmark_interval=options.bookmark_interval,
         watch_history=options.watch_history,
         server_address=f"{options.host}:{port}",
-        external_url=url,
+        external_url=(options.external_url or url).rstrip("/"),
     )
     cluster = KcpDevCluster(config) if options.kcp else DevCluster(config)
     runner = web.AppRunner(cluster.app(), access_log=None, shutdown_timeout=1.0)

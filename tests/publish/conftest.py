@@ -25,6 +25,7 @@ from redis import Redis
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.proxy import TcpProxy
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,6 +96,7 @@ class PublishEnv:
     agent: Agent
     agent_name: str
     redis: Redis
+    proxy: TcpProxy | None = None
 
     def workspace(self, path: str) -> JsonApi:
         return JsonApi(for_cluster(self.kcp_root.api, path))
@@ -217,18 +219,25 @@ def _ws(api: JsonApi, name: str) -> None:
     api.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": name}})
 
 
-@pytest.fixture(scope="module")
-def publish_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
-    work = tmp_path_factory.mktemp("publish")
+@contextlib.contextmanager
+def publish_environment(work: Path, *, kcp_through_proxy: bool = False) -> Iterator[PublishEnv]:
+    """Everything of a publish-mode deployment; with ``kcp_through_proxy`` syncflow reaches kcp
+    (and its virtual workspace) only through a TCP proxy the test can block."""
     (work / "service").mkdir()
     (work / "kcp").mkdir()
+    proxy: TcpProxy | None = None
+    kcp_args = ["--kcp"]
+    if kcp_through_proxy:
+        port = free_port()
+        proxy = TcpProxy(f"http://127.0.0.1:{port}")
+        kcp_args += ["--port", str(port), "--external-url", proxy.url]
     service_dc = start_devcluster(work / "service")
-    kcp_dc = start_devcluster(work / "kcp", "--kcp")
+    kcp_dc = start_devcluster(work / "kcp", *kcp_args)
     agent: Agent | None = None
     redis = Redis.from_url(REDIS_URL)
     agent_name = f"pub{uuid.uuid4().hex[:8]}"
     try:
-        env = _prepare(service_dc, kcp_dc, work, agent_name, redis)
+        env = _prepare(service_dc, kcp_dc, work, agent_name, redis, proxy)
         agent = env.agent
         yield env
     finally:
@@ -241,10 +250,23 @@ def publish_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv
         redis.close()
         kcp_dc.stop()
         service_dc.stop()
+        if proxy is not None:
+            proxy.close()
+
+
+@pytest.fixture(scope="module")
+def publish_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
+    with publish_environment(tmp_path_factory.mktemp("publish")) as env:
+        yield env
 
 
 def _prepare(
-    service_dc: DevclusterProcess, kcp_dc: DevclusterProcess, work: Path, agent_name: str, redis: Redis
+    service_dc: DevclusterProcess,
+    kcp_dc: DevclusterProcess,
+    work: Path,
+    agent_name: str,
+    redis: Redis,
+    proxy: TcpProxy | None,
 ) -> PublishEnv:
     kcp_root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
     kcp_base = kcp_dc.url
@@ -272,8 +294,9 @@ def _prepare(
                 },
             },
         )
+    agent_kcp = proxy.url if proxy is not None else kcp_base
     kcp_kubeconfig = _kubeconfig_for(
-        kcp_dc.kubeconfig, work / "kcp-org.kubeconfig", f"{kcp_base}/clusters/root:org"
+        kcp_dc.kubeconfig, work / "kcp-org.kubeconfig", f"{agent_kcp}/clusters/root:org"
     )
     service = JsonApi(load_client(str(service_dc.kubeconfig)))
     subprocess.run(
@@ -309,7 +332,7 @@ def _prepare(
     )
     agent.start("beat", "beat", "-s", str(work / "beat-schedule"))
     agent.watcher("watch-a")
-    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis)
+    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis, proxy)
 
 
 def readyz(port: int) -> tuple[int, dict[str, Any]]:

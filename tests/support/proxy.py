@@ -29,6 +29,7 @@ class TcpProxy:
         self._flowing = threading.Event()
         self._flowing.set()
         self._closed = threading.Event()
+        self._blocked = threading.Event()
         self._lock = threading.Lock()
         self._pairs: set[tuple[socket.socket, socket.socket]] = set()
         self._acceptor = threading.Thread(target=self._accept, name="proxy-accept", daemon=True)
@@ -55,6 +56,15 @@ class TcpProxy:
         """Forward bytes again."""
         self._flowing.set()
 
+    def block(self) -> None:
+        """Act like an unreachable server: close every connection, and new ones at once."""
+        self._blocked.set()
+        self.cut()
+
+    def unblock(self) -> None:
+        """Accept connections again."""
+        self._blocked.clear()
+
     def close(self) -> None:
         """Stop accepting and close every connection."""
         self._closed.set()
@@ -71,7 +81,7 @@ class TcpProxy:
                 return
             with self._lock:
                 full = len(self._pairs) >= self.max_connections
-            if full:
+            if full or self._blocked.is_set():
                 _close(client)
                 continue
             try:

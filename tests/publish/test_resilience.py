@@ -1,0 +1,115 @@
+"""Publish mode under failure (issue 6): kcp unreachable, a worker SIGKILLed mid-sync, and a deleted
+PublishedResource — syncflow reaches kcp only through a TCP proxy the tests can block."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from syncflow import tasks
+from syncflow.config import load_settings
+from syncflow.keys import ObjectKey
+from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
+from tests.publish.conftest import PUBLISHED, PublishEnv, publish_environment
+from tests.publish.test_sync import Published, _ok, cluster_of
+from tests.support.waiting import wait_for
+
+CLEANUP = "syncagent.kcp.io/cleanup"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
+    with publish_environment(tmp_path_factory.mktemp("resilience"), kcp_through_proxy=True) as environment:
+        yield environment
+
+
+def _enqueue(env: PublishEnv, key: str) -> None:
+    """Add a key as a watch event would (the same queue the agent's workers consume)."""
+    tasks.bind(load_settings(agent_name=env.agent_name, redis_url=env.agent.env["SYNCFLOW_REDIS_URL"]))
+    tasks.runtime.service.add(ObjectKey.parse(key))
+
+
+def test_kcp_unreachable_deletes_nothing_and_converges_after(env: PublishEnv) -> None:
+    assert env.proxy is not None
+    g = Published(env, "reach", "reach.example.com", "reaches", "Reach")
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "doomed", {"v": 1})
+    g.create("team-1", "kept", {"v": 1})
+    g.wait_copy(cluster, "doomed")
+    g.wait_copy(cluster, "kept")
+    env.proxy.block()
+    try:
+        team = env.workspace("root:org:team-1")  # the test itself still reaches kcp directly
+        team.delete(g.kcp_path(name="doomed"))
+        team.merge_patch(g.kcp_path(name="kept"), {"spec": {"v": 2}})
+        key = f"sync/reach/{cluster}/default/doomed"
+        _enqueue(env, key)
+        pattern = re.compile(rf"task\.done key={re.escape(key)} outcome=transient")
+        wait_for(
+            lambda: pattern.search(env.agent.logs()),
+            timeout=60,
+            what=lambda: f"a failed (transient) sync of {key}\n{env.agent.logs()}",
+        )
+        assert g.copy_of(cluster, "doomed") is not None, "a copy was deleted while kcp was unreachable"
+        assert g.copy_of(cluster, "kept") is not None
+    finally:
+        env.proxy.unblock()
+    wait_for(
+        lambda: not _ok(team, g.kcp_path(name="doomed")),
+        timeout=60,
+        what=lambda: f"the deletion to propagate after kcp came back\n{env.agent.logs()}",
+    )
+    assert g.copy_of(cluster, "doomed") is None
+    g.wait_copy(cluster, "kept", check=lambda c: c["spec"] == {"v": 2}, timeout=60)
+
+
+def test_worker_killed_mid_sync_converges_without_duplicates(env: PublishEnv) -> None:
+    g = Published(env, "crash", "crash.example.com", "crashes", "Crash")
+    cluster = cluster_of(env, "team-2")
+    names = [f"obj-{i}" for i in range(30)]
+    for name in names:
+        g.create("team-2", name, {"n": name})
+    wait_for(lambda: g.copy_of(cluster, names[0]) is not None, timeout=30, what="the first copies")
+    env.agent.kill("worker")
+    env.agent.start(
+        "worker-2",
+        "worker",
+        "-c",
+        "2",
+        "-n",
+        f"worker2-{env.agent_name}@%h",
+        "-I",
+        "syncflow.modes.publish.tasks",
+    )
+    for name in names:
+        g.wait_copy(cluster, name, timeout=60)
+    copies = [
+        c
+        for c in g.local_list()
+        if c["metadata"]["labels"].get("syncagent.kcp.io/remote-object-cluster") == cluster
+    ]
+    assert len(copies) == len(names)
+    assert len({c["metadata"]["name"] for c in copies}) == len(names)
+
+
+def test_deleting_a_publishedresource_releases_its_objects(env: PublishEnv) -> None:
+    g = Published(env, "retired", "retired.example.com", "retireds", "Retired")
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "held", {"v": 1})
+    g.wait_copy(cluster, "held")
+    team = env.workspace("root:org:team-1")
+    assert CLEANUP in team.get(g.kcp_path(name="held"))["metadata"]["finalizers"]
+    env.service.delete(f"{PUBLISHED}/retired")
+    wait_for(
+        lambda: CLEANUP not in (team.get(g.kcp_path(name="held"))["metadata"].get("finalizers") or []),
+        timeout=60,
+        what=lambda: f"the finalizer to be released\n{env.agent.logs()}",
+    )
+    wait_for(
+        lambda: not _ok(env.service, f"{PUBLISHED}/retired"), timeout=30, what="the PublishedResource to go"
+    )
+    team.delete(g.kcp_path(name="held"))
+    assert not _ok(team, g.kcp_path(name="held"))  # no finalizer left: gone at once
+    assert g.copy_of(cluster, "held") is not None  # the local copy stays
