@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str | Callable[[], str] = "condition") -> Any:
+def wait_for(
+    predicate: Callable[[], Any], timeout: float = 10.0, what: str | Callable[[], str] = "condition"
+) -> Any:
     """Poll ``predicate`` until it returns a truthy value; fail after ``timeout`` seconds.
 
     ``what`` describes the condition; a callable is evaluated only on failure (e.g. to attach logs).
