@@ -60,7 +60,8 @@ class Settings(BaseSettings):
     )
     log_format: Literal["text", "json"] = "text"
     task_modules: list[str] = Field(
-        default_factory=list, description="Extra modules defining keyed tasks, imported by workers."
+        default_factory=lambda: ["syncflow.modes.publish.tasks"],
+        description="Modules defining keyed tasks, imported by workers (publish mode's by default).",
     )
 
     task_time_limit: PositiveFloat = Field(60.0, description="Hard time limit of one keyed task.")
