@@ -13,7 +13,7 @@ $(BIN)/.installed: pyproject.toml
 
 ## demo: the main job on the embedded default (no external cluster or Redis needed)
 demo: $(BIN)/.installed
-	$(BIN)/syncflow devcluster
+	$(BIN)/syncflow demo
 
 ## test: lint, type-check and the whole test suite
 test: lint
