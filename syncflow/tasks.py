@@ -27,30 +27,41 @@ from syncflow.schedule import BEAT_SCHEDULE
 
 logger = logging.getLogger("syncflow.tasks")
 
-app = Celery("syncflow", set_as_current=False)
+
+class CeleryPublisher:
+    """Publishes keyed-task messages through a Celery app (one pooled producer per batch)."""
+
+    def __init__(self, app: Celery) -> None:
+        self.app = app
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        with self.app.producer_or_acquire() as producer:
+            for key, queue in messages:
+                self.app.send_task(key.task_name, args=[str(key)], queue=queue, producer=producer)
 
 
-def _publish(messages: Sequence[tuple[ObjectKey, str]]) -> None:
-    with app.producer_or_acquire() as producer:
-        for key, queue in messages:
-            app.send_task(key.task_name, args=[str(key)], queue=queue, producer=producer)
-
-
-runtime = Runtime(_publish)
-
-
-def _defaults() -> dict[str, Any]:
-    settings = runtime.settings
+def app_config(settings: Settings) -> dict[str, Any]:
+    """Everything syncflow's Celery app needs from the settings, schedule included."""
     return {**celery_config(settings), "beat_schedule": BEAT_SCHEDULE, "imports": settings.task_modules}
 
 
-app.add_defaults(_defaults)
+def create_app(settings: Settings) -> Celery:
+    """A separate, configured app for producers that talk to another agent or Redis (tests, tools)."""
+    other = Celery("syncflow", set_as_current=False)
+    other.conf.update(app_config(settings))
+    return other
+
+
+app = Celery("syncflow", set_as_current=False)
+"""The app of worker and beat processes, configured from ``runtime.settings`` on first use."""
+runtime = Runtime(CeleryPublisher(app))
+app.add_defaults(lambda: app_config(runtime.settings))
 
 
 def bind(settings: Settings) -> None:
-    """Configure the app and this process's queue objects from ``settings`` (call before use)."""
+    """Use ``settings`` in this process; call once at start, before the app or queue is used."""
     runtime.bind(settings)
-    app.conf.update(_defaults())
+    app.conf.update(app_config(settings))
 
 
 @setup_logging.connect  # type: ignore[untyped-decorator]

@@ -72,7 +72,9 @@ def format_failures(failures: list[Failure], *, as_json: bool = False) -> str:
 def format_failure(failure: Failure) -> str:
     """Everything known about one failing key, with the full traceback."""
     record = failure_record(failure)
-    lines = [f"{name}: {record[name]}" for name in ("key", "queue", "attempts", "first_failure", "last_failure")]
+    lines = [
+        f"{name}: {record[name]}" for name in ("key", "queue", "attempts", "first_failure", "last_failure")
+    ]
     lines.append(f"parked: {'yes' if failure.last_failure else 'no (backing off)'}")
     lines.append(f"error: {record['type']}: {record['error']}")
     lines.append(failure.error.get("traceback", "").rstrip())

@@ -4,6 +4,7 @@ agent name per test, a private redis-server for restart tests, and worker/beat p
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -192,13 +193,10 @@ def processes_factory(tmp_path: Path) -> Iterator[Callable[[Settings], Processes
 
     def make(settings: Settings) -> Processes:
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        env.update(
-            {
-                f"SYNCFLOW_{name.upper()}": str(value)
-                for name, value in settings.model_dump().items()
-                if not isinstance(value, (dict, list))
-            }
-        )
+        for name, value in settings.model_dump(mode="json", exclude_defaults=True).items():
+            env[f"SYNCFLOW_{name.upper()}"] = (
+                json.dumps(value) if isinstance(value, dict | list) else str(value)
+            )
         processes = Processes(env, tmp_path)
         made.append(processes)
         return processes

@@ -22,13 +22,14 @@ def test_key(name: str) -> str:
 
 @keyed_task("rec")
 def record(key: ObjectKey) -> None:
-    """Record start (with the object version it saw) and end; sleep ``test:delay`` seconds between."""
+    """Record start (with the object version it saw) and end; in between sleep ``test:delay:<key>``
+    or ``test:delay`` seconds."""
     redis = runtime.service.redis
     run = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     version = int(redis.get(test_key(f"ver:{key}")) or 0)
     log = test_key(f"runs:{key}")
     redis.rpush(log, f"S|{run}|{time.time_ns()}|{version}")
-    time.sleep(float(redis.get(test_key("delay")) or 0))
+    time.sleep(float(redis.get(test_key(f"delay:{key}")) or redis.get(test_key("delay")) or 0))
     redis.rpush(log, f"E|{run}|{time.time_ns()}|{version}")
 
 

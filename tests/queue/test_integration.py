@@ -1,0 +1,282 @@
+"""Integration: real Redis, real Celery prefork workers (2 processes) and beat, as subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from syncflow.config import Settings, load_settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.service import QueueService
+from syncflow.tasks import CeleryPublisher, create_app
+from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
+from tests.queue.conftest import REAL_REDIS_URL, Processes, RedisServer, delete_agent_keys, unique_agent
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Run:
+    run: str
+    start: int
+    end: int | None
+    version: int
+
+
+@dataclass
+class Live:
+    """One agent: its settings, a producer-side queue service and its worker/beat processes."""
+
+    settings: Settings
+    service: QueueService
+    processes: Processes
+
+    @property
+    def redis(self) -> Redis:
+        return self.service.redis
+
+    def data(self, name: str) -> str:
+        return f"sf:{self.settings.agent_name}:test:{name}"
+
+    def event(self, key: ObjectKey) -> None:
+        """The object changed (its version goes up), then the watch adds its key."""
+        self.redis.incr(self.data(f"ver:{key}"))
+        self.service.add(key)
+
+    def version(self, key: ObjectKey) -> int:
+        return int(self.redis.get(self.data(f"ver:{key}")) or 0)
+
+    def runs(self, key: ObjectKey) -> list[Run]:
+        runs: dict[str, Run] = {}
+        for entry in self.redis.lrange(self.data(f"runs:{key}"), 0, -1):
+            kind, run, at, version = bytes(entry).decode().split("|")
+            if kind == "S":
+                runs[run] = Run(run, int(at), None, int(version))
+            else:
+                runs[run].end = int(at)
+        return sorted(runs.values(), key=lambda r: r.start)
+
+    def caught_up(self, key: ObjectKey) -> bool:
+        """A finished run started after the key's last add (it saw the latest version)."""
+        return any(r.end is not None and r.version == self.version(key) for r in self.runs(key))
+
+    def idle(self) -> bool:
+        return all(s.dirty == s.pending == s.leased == s.delayed == 0 for s in self.service.stats())
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(Path(sys.executable).parent / "syncflow"), *args],
+            env=self.processes.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+
+def assert_never_overlaps(live: Live, key: ObjectKey, killed_at: int | None = None) -> None:
+    """Runs of one key never overlap; a run cut short by SIGKILL lasted until ``killed_at``."""
+    intervals = []
+    for run in live.runs(key):
+        end = run.end if run.end is not None else killed_at
+        assert end is not None, f"{key}: run {run.run} never ended and nothing was killed"
+        intervals.append((run.start, end, run.run))
+    for (_, end, first), (start, _, second) in itertools.pairwise(intervals):
+        assert end <= start, f"{key}: run {second} started before {first} ended"
+
+
+@pytest.fixture
+def make_live(processes_factory: Callable[[Settings], Processes]) -> Iterator[Callable[..., Live]]:
+    made: list[Live] = []
+
+    def make(redis_url: str = REAL_REDIS_URL, **overrides: Any) -> Live:
+        tuning: dict[str, Any] = {
+            "agent_name": unique_agent(),
+            "redis_url": redis_url,
+            "task_time_limit": 2,
+            "lease_ttl": 3,
+            "visibility_timeout": 10,
+            "pump_grace": 5,
+            **overrides,
+        }
+        settings = load_settings(**tuning)
+        service = QueueService(Redis.from_url(redis_url), settings, CeleryPublisher(create_app(settings)))
+        live = Live(settings, service, processes_factory(settings))
+        made.append(live)
+        return live
+
+    yield make
+    for live in made:
+        live.processes.stop_all()
+        with contextlib.suppress(RedisConnectionError):  # a private redis-server may be gone already
+            delete_agent_keys(live.redis, live.settings.agent_name)
+
+
+def test_event_storm_never_overlaps_a_key_and_processes_every_last_add(
+    make_live: Callable[..., Live],
+) -> None:
+    live = make_live()
+    live.redis.set(live.data("delay"), 0.01)
+    live.processes.worker()
+    live.processes.beat()
+    keys = [ObjectKey("rec", "storm", "root:ws", "default", f"obj-{i}") for i in range(50)]
+    rng = random.Random(3)
+    for _ in range(1000):
+        live.event(rng.choice(keys))
+
+    wait_for(
+        lambda: all(live.caught_up(k) for k in keys) and live.idle(), timeout=90, what="all keys processed"
+    )
+    total_runs = 0
+    for key in keys:
+        assert_never_overlaps(live, key)
+        total_runs += len(live.runs(key))
+    assert total_runs < 1000, "adds of a key that is already queued must be merged"
+
+
+def accepted_task_pid(live: Live, key: ObjectKey) -> int | None:
+    """The pool process that the worker knows runs ``key`` (so that its loss is detected)."""
+    replies = create_app(live.settings).control.inspect(timeout=1, limit=1).active() or {}
+    running = [t for tasks in replies.values() for t in tasks if t["args"] == [str(key)]]
+    return next((t["worker_pid"] for t in running if t.get("worker_pid")), None)
+
+
+def test_sigkill_of_a_pool_process_completes_every_key(make_live: Callable[..., Live]) -> None:
+    live = make_live()
+    live.redis.set(live.data("delay"), 0.5)
+    worker = live.processes.worker()
+    live.processes.beat()
+    keys = [ObjectKey("rec", "crash", "root:ws", "default", f"obj-{i}") for i in range(6)]
+    victim = keys[0]
+    live.redis.set(live.data(f"delay:{victim}"), 1.5)  # below the 2 s time limit
+    for key in keys:
+        live.event(key)
+
+    child = wait_for(lambda: accepted_task_pid(live, victim), timeout=30, what="the victim to be running")
+    assert child != worker.pid
+    os.kill(child, signal.SIGKILL)
+    killed_at = time.time_ns()
+
+    wait_for(
+        lambda: all(live.caught_up(k) for k in keys) and live.idle(), timeout=60, what="all keys processed"
+    )
+    for other in keys:
+        assert_never_overlaps(live, other, killed_at)
+    # The killed run's lease ran out and the pump requeued its key.
+    assert live.service.queues["sync"].counters().get("expired", 0) >= 1
+    assert worker.poll() is None
+
+
+def test_reject_on_worker_lost_redelivers_the_message_of_a_killed_process(
+    make_live: Callable[..., Live],
+) -> None:
+    # Long limits: billiard may notice the dead process only after a second or more, and a time
+    # limit firing first would ack the message instead (task_acks_on_timeout).
+    live = make_live(task_time_limit=30, lease_ttl=40, visibility_timeout=120)
+    live.redis.set(live.data("delay"), 20)
+    live.processes.worker()
+    key = ObjectKey("rec", "lost", "root:ws", "", "obj")
+    live.event(key)
+    child = wait_for(lambda: accepted_task_pid(live, key), timeout=30, what="the task to be accepted")
+    os.kill(child, signal.SIGKILL)
+    # The same message comes back and is delivered again; the dead run's lease is still live.
+    wait_for(
+        lambda: live.service.queues["sync"].counters().get("busy", 0) >= 1, timeout=30, what="redelivery"
+    )
+    assert len(live.runs(key)) == 1
+
+
+def test_sigkill_of_the_whole_worker_then_another_worker_finishes(make_live: Callable[..., Live]) -> None:
+    live = make_live()
+    live.redis.set(live.data("delay"), 0.3)
+    first = live.processes.worker("first")
+    live.processes.beat()
+    keys = [ObjectKey("rec", "node-loss", "root:ws", "", f"obj-{i}") for i in range(8)]
+    for key in keys:
+        live.event(key)
+    wait_for(
+        lambda: any(r.end is None for k in keys for r in live.runs(k)), timeout=30, what="a handler to run"
+    )
+    live.processes.kill(first)  # SIGKILL to the main process and its pool children
+    killed_at = time.time_ns()
+    for key in keys[:3]:
+        live.event(key)  # events keep coming while no worker runs
+    live.processes.worker("second")
+
+    wait_for(
+        lambda: all(live.caught_up(k) for k in keys) and live.idle(), timeout=60, what="all keys processed"
+    )
+    for key in keys:
+        assert_never_overlaps(live, key, killed_at)
+
+
+def test_permanent_error_is_listed_then_replayed_after_the_fix(make_live: Callable[..., Live]) -> None:
+    live = make_live()
+    live.processes.worker()
+    key = ObjectKey("perm", "certs", "root:ws", "team-a", "web-tls")
+    live.service.add(key)
+
+    def listed() -> list[dict[str, object]]:
+        result = live.cli("failures", "list", "--json")
+        assert result.returncode == 0, result.stderr
+        return [r for r in json.loads(result.stdout) if r["key"] == str(key)]
+
+    [record] = wait_for(listed, timeout=30, what="the key to be parked")
+    assert record["attempts"] == 1 and record["type"] == "PermanentError"
+    assert "dependency of web-tls is missing" in str(record["error"])
+    assert live.redis.get(live.data(f"attempts:{key}")) == b"1"  # parked: not retried
+    shown = live.cli("failures", "show", str(key))
+    assert shown.returncode == 0 and "Traceback" in shown.stdout
+
+    live.redis.set(live.data(f"fixed:{key}"), 1)  # an operator fixes the cause
+    replayed = live.cli("failures", "replay", str(key))
+    assert replayed.returncode == 0, replayed.stderr
+    wait_for(lambda: live.redis.get(live.data(f"ok:{key}")) == b"1", timeout=30, what="the replayed run")
+    assert listed() == []
+    missing = live.cli("failures", "replay", str(key))
+    assert missing.returncode != 0 and "not parked" in missing.stderr
+
+
+def test_redis_restarted_empty_reports_empty_and_accepts_new_work(
+    make_live: Callable[..., Live], redis_server: RedisServer
+) -> None:
+    live = make_live(redis_url=redis_server.url)
+    live.processes.worker()
+    live.processes.beat()
+    before = ObjectKey("rec", "restart", "root:ws", "", "before")
+    live.event(before)
+    wait_for(lambda: live.caught_up(before), timeout=30, what="the first key")
+
+    redis_server.kill()
+    redis_server.start()  # same port, no data: every queue structure and message is gone
+    status = live.cli("queue", "--json")
+    assert status.returncode == 0, status.stderr
+    snapshot = json.loads(status.stdout)
+    assert all(
+        q["dirty"] == q["pending"] == q["leased"] == q["delayed"] == q["parked"] == 0
+        for q in snapshot["queues"]
+    )
+    assert [snapshot["messages"][q] for q in ("sync", "sync-bulk", "status")] == [0, 0, 0]
+
+    after = ObjectKey("rec", "restart", "root:ws", "", "after")
+    live.event(after)
+    live.event(before)  # what the watch's relist does: add every key again
+    wait_for(
+        lambda: live.caught_up(after) and live.caught_up(before), timeout=60, what="work after the restart"
+    )
