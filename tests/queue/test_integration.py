@@ -65,7 +65,8 @@ class Live:
     def runs(self, key: ObjectKey) -> list[Run]:
         runs: dict[str, Run] = {}
         for entry in self.redis.lrange(self.data(f"runs:{key}"), 0, -1):
-            kind, run, at, version = bytes(entry).decode().split("|")
+            text = entry.decode() if isinstance(entry, bytes) else entry
+            kind, run, at, version = text.split("|")
             if kind == "S":
                 runs[run] = Run(run, int(at), None, int(version))
             else:
