@@ -170,9 +170,12 @@ def _print_hints(progress: Progress, kubeconfigs: Kubeconfigs) -> None:
     new_db = manifests.database_json("billing", engine="postgres", storage_gb=5)
     progress.info("")
     progress.info("kubeconfigs:")
-    progress.info(f"  kcp workspace {TEAM}:  {kubeconfigs.kcp_team}")
-    progress.info(f"  kcp workspace {ORG}:   {kubeconfigs.kcp_org}")
-    progress.info(f"  service cluster:          {kubeconfigs.service}")
+    for label, path in (
+        (f"kcp workspace {TEAM}", kubeconfigs.kcp_team),
+        (f"kcp workspace {ORG}", kubeconfigs.kcp_org),
+        ("service cluster", kubeconfigs.service),
+    ):
+        progress.info(f"  {label + ':':<29} {path}")
     progress.info("try:")
     progress.info(f"  {kubectl} --kubeconfig {kubeconfigs.kcp_team} get databases")
     progress.info(f"  {kubectl} --kubeconfig {kubeconfigs.service} get databases -A --show-labels")
