@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from dataclasses import dataclass
 
@@ -65,3 +66,15 @@ def classify(exc: BaseException) -> Outcome:
         if exc.status in PERMANENT_STATUS:
             return Outcome.PERMANENT
     return Outcome.ERROR
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line description of an error, like kubectl's for API errors (``403 Forbidden: ...``)."""
+    if isinstance(exc, ApiException):
+        try:
+            body = json.loads(exc.body) if exc.body else {}
+        except (TypeError, ValueError):
+            body = {}
+        message = body.get("message") if isinstance(body, dict) else None
+        return f"{exc.status} {exc.reason}: {message or exc.body or ''}".rstrip(": ")
+    return str(exc)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
-from syncflow.queue.errors import RequeueAfter, classify
+from syncflow.queue.errors import RequeueAfter, classify, describe
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
@@ -78,7 +78,7 @@ def run_keyed(
     if result.delay:
         fields["retry_in_s"] = result.delay
     if error is not None and outcome is not Outcome.AFTER:
-        fields["error"] = f"{type(error).__name__}: {error}"
+        fields["error"] = f"{type(error).__name__}: {describe(error)}"
     log_event(logger, "task.done", level=_LEVELS[outcome], **fields)
     return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error)
 
@@ -87,7 +87,7 @@ def _payload(error: Exception, outcome: Outcome) -> str:
     return json.dumps(
         {
             "type": type(error).__name__,
-            "error": str(error),
+            "error": describe(error),
             "outcome": outcome.value,
             "traceback": "".join(traceback.format_exception(error)),
         }

@@ -12,7 +12,7 @@ import requests.exceptions
 import urllib3.exceptions
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify
+from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify, describe
 from syncflow.queue.workqueue import Outcome
 
 _NO_POOL: Any = None
@@ -61,3 +61,11 @@ def _validation_error() -> pydantic.ValidationError:
 )
 def test_classify(exc: Exception, outcome: Outcome) -> None:
     assert classify(exc) is outcome
+
+
+def test_describe_api_errors_like_kubectl() -> None:
+    error = ApiException(status=403, reason="Forbidden")
+    error.body = '{"kind":"Status","message":"namespaces \\"x\\" is being terminated","code":403}'
+    assert describe(error) == '403 Forbidden: namespaces "x" is being terminated'
+    assert describe(ApiException(status=500, reason="Internal Server Error")) == "500 Internal Server Error"
+    assert describe(ValueError("plain")) == "plain"
