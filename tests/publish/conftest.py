@@ -220,7 +220,9 @@ def _ws(api: JsonApi, name: str) -> None:
 
 
 @contextlib.contextmanager
-def publish_environment(work: Path, *, kcp_through_proxy: bool = False) -> Iterator[PublishEnv]:
+def publish_environment(
+    work: Path, *, kcp_through_proxy: bool = False, settings: dict[str, str] | None = None
+) -> Iterator[PublishEnv]:
     """Everything of a publish-mode deployment; with ``kcp_through_proxy`` syncflow reaches kcp
     (and its virtual workspace) only through a TCP proxy the test can block."""
     (work / "service").mkdir()
@@ -237,7 +239,7 @@ def publish_environment(work: Path, *, kcp_through_proxy: bool = False) -> Itera
     redis = Redis.from_url(REDIS_URL)
     agent_name = f"pub{uuid.uuid4().hex[:8]}"
     try:
-        env = _prepare(service_dc, kcp_dc, work, agent_name, redis, proxy)
+        env = _prepare(service_dc, kcp_dc, work, agent_name, redis, proxy, settings or {})
         agent = env.agent
         yield env
     finally:
@@ -267,6 +269,7 @@ def _prepare(
     agent_name: str,
     redis: Redis,
     proxy: TcpProxy | None,
+    settings: dict[str, str],
 ) -> PublishEnv:
     kcp_root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
     kcp_base = kcp_dc.url
@@ -325,6 +328,7 @@ def _prepare(
         "SYNCFLOW_RENEW_DEADLINE": "2",
         "SYNCFLOW_RETRY_PERIOD": "0.5",
         "SYNCFLOW_BACKOFF_CAP": "2",
+        **settings,
     }
     agent = Agent(env, work)
     agent.start(

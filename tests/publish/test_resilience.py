@@ -21,7 +21,11 @@ CLEANUP = "syncagent.kcp.io/cleanup"
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
-    with publish_environment(tmp_path_factory.mktemp("resilience"), kcp_through_proxy=True) as environment:
+    with publish_environment(
+        tmp_path_factory.mktemp("resilience"),
+        kcp_through_proxy=True,
+        settings={"SYNCFLOW_RESYNC_PERIOD": "3"},
+    ) as environment:
         yield environment
 
 
@@ -113,3 +117,24 @@ def test_deleting_a_publishedresource_releases_its_objects(env: PublishEnv) -> N
     team.delete(g.kcp_path(name="held"))
     assert not _ok(team, g.kcp_path(name="held"))  # no finalizer left: gone at once
     assert g.copy_of(cluster, "held") is not None  # the local copy stays
+
+
+def test_periodic_resync_repairs_what_the_watcher_missed(env: PublishEnv) -> None:
+    g = Published(env, "resynced", "resynced.example.com", "resynceds", "Resynced")
+    cluster = cluster_of(env, "team-1")
+    for name in ("drifts", "orphaned"):
+        g.create("team-1", name, {"v": 1})
+        g.wait_copy(cluster, name)
+    env.agent.kill("watch-a")  # from now on only the periodic resync can notice anything
+    team = env.workspace("root:org:team-1")
+    team.merge_patch(g.kcp_path(name="drifts"), {"spec": {"v": 2}})
+    team.merge_patch(g.kcp_path(name="orphaned"), {"metadata": {"finalizers": None}})
+    team.delete(g.kcp_path(name="orphaned"))  # gone from kcp without syncflow seeing it
+    g.create("team-1", "missing", {"v": 1})
+    g.wait_copy(cluster, "drifts", check=lambda c: c["spec"] == {"v": 2}, timeout=60)
+    g.wait_copy(cluster, "missing", timeout=60)
+    wait_for(
+        lambda: g.copy_of(cluster, "orphaned") is None,
+        timeout=60,
+        what=lambda: f"the orphaned copy to be deleted\n{env.agent.logs()}",
+    )
