@@ -1,0 +1,631 @@
+"""End-to-end benchmark of publish-mode sync: kcp create → local copy present.
+
+Starts a service-cluster devcluster, a kcp devcluster (org workspace, APIExport ``services``, 10 team
+workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worker`` processes, then:
+
+1. creates 1,000 objects over the 10 workspaces (8 concurrent clients) with one ``worker -c 1``, and
+   again with two ``worker -c 1`` processes: objects/s until every local copy exists, p50/p99
+   latency (create response → ADDED on a raw watch of the local resource), reconciles per object
+   (``task.done key=sync/…`` lines in the worker logs) and API requests per object (both
+   devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests);
+2. queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates one object and
+   times its sync, printing the bulk backlog still queued when the copy appears;
+3. with syncflow stopped, the baseline: the same 1,000 creates done by this process with the minimal
+   calls (kcp create, namespace create once per namespace, local create), 8 concurrent clients.
+
+Run: ``.venv/bin/python bench/e2e.py`` or ``.venv/bin/python -m bench.e2e`` (Redis at
+127.0.0.1:6379; the agent's keys are removed at the end).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)  # run as a script: bench/queue.py would shadow the stdlib queue module
+
+import argparse
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import aiohttp
+import orjson
+import yaml
+from redis import Redis
+
+from syncflow.config import Settings
+from syncflow.keys import ObjectKey
+from syncflow.modes.publish import tasks as publish_tasks
+from syncflow.queue.service import QueueService
+from syncflow.tasks import CeleryPublisher, create_app
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+REDIS_URL = "redis://127.0.0.1:6379/0"
+JSON = {"Content-Type": "application/json"}
+GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
+APIS = "apis/apis.kcp.io/v1alpha1"
+T = TypeVar("T")
+assert publish_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
+
+
+class BenchError(SystemExit):
+    """A step failed or missed its deadline (the message carries the process log tails)."""
+
+
+class Stack:
+    """The devclusters and syncflow processes of one run, with their logs and a global deadline."""
+
+    def __init__(self, work: Path, agent: str, budget: float) -> None:
+        self.work, self.agent = work, agent
+        self.deadline = time.monotonic() + budget
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.env: dict[str, str] = {}
+
+    def start(self, name: str, *args: str) -> None:
+        """Start ``syncflow <args>`` in its own process group, logging to ``<name>.log``."""
+        with (self.work / f"{name}.log").open("wb") as log:
+            self.processes[name] = subprocess.Popen(
+                [str(BIN / "syncflow"), *args],
+                cwd=REPO,
+                env=self.env or None,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def devcluster(self, name: str, *extra: str) -> str:
+        """Start a devcluster and return its URL once it serves."""
+        (self.work / name).mkdir()
+        self.start(name, "devcluster", "--port", "0", "--kubeconfig", str(self.work / name / "kc"), *extra)
+        log = self.work / f"{name}.log"
+
+        def url() -> str | None:
+            found = re.search(r"devcluster (?:\(kcp\) )?serving at (\S+)", log.read_text(errors="replace"))
+            return found.group(1) if found else None
+
+        return self.wait_sync(url, 30, f"{name} to serve")
+
+    def stop(self, name: str) -> None:
+        """Stop one process group (TERM, then KILL)."""
+        process = self.processes.pop(name)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+                process.wait(timeout=10)
+                return
+            except ProcessLookupError:
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def stop_all(self) -> None:
+        """Stop syncflow first, the devclusters last."""
+        for name in sorted(self.processes, key=lambda n: n in ("kcp", "service")):
+            self.stop(name)
+
+    def fail(self, what: str) -> BenchError:
+        """An error naming ``what`` with the tail of every log."""
+        tails = "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-2500:]}" for p in sorted(self.work.glob("*.log"))
+        )
+        return BenchError(f"FAILED: {what}\n{tails}")
+
+    def remaining(self, timeout: float) -> float:
+        """``timeout``, capped by what is left of the run's budget."""
+        return min(timeout, self.deadline - time.monotonic())
+
+    def wait_sync(self, check: Callable[[], T | None], timeout: float, what: str) -> T:
+        """Poll a synchronous check until it returns a value; fail loudly at the deadline."""
+        end = time.monotonic() + self.remaining(timeout)
+        while (value := check()) is None:
+            if time.monotonic() > end:
+                raise self.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+            time.sleep(0.05)
+        return value
+
+    async def wait(
+        self, check: Callable[[], Awaitable[T | None]], timeout: float, what: str, every: float = 0.1
+    ) -> T:
+        """Poll an async check until it returns a value; fail loudly at the deadline."""
+        end = time.monotonic() + self.remaining(timeout)
+        while (value := await check()) is None:
+            if time.monotonic() > end:
+                raise self.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+            await asyncio.sleep(every)
+        return value
+
+    def cpu(self) -> Counter[str]:
+        """CPU seconds used so far by each process group (children included), and by this process."""
+        groups = {process.pid: name.split("-")[0] for name, process in self.processes.items()}
+        used: Counter[str] = Counter()
+        tick = os.sysconf("SC_CLK_TCK")
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            group = groups.get(int(fields[2]))
+            if group is not None:
+                used[group] += (int(fields[11]) + int(fields[12])) / tick
+        times = os.times()
+        used["bench"] = times.user + times.system
+        return used
+
+    def log_lines(self, prefix: str) -> list[str]:
+        """Every line of the logs whose name starts with ``prefix``."""
+        return [
+            line
+            for p in self.work.glob(f"{prefix}*.log")
+            for line in p.read_text(errors="replace").splitlines()
+        ]
+
+
+class Api:
+    """Raw JSON calls to one devcluster, counting the requests this benchmark itself makes."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
+        self.session, self.url, self.mine = session, url, Counter[str]()
+
+    async def call(
+        self, method: str, path: str, body: dict[str, Any] | None = None, ok: tuple[int, ...] = ()
+    ) -> tuple[int, dict[str, Any]]:
+        """One request; raises on an unexpected status unless it is in ``ok``."""
+        self.mine[method] += 1
+        data = orjson.dumps(body) if body is not None else None
+        async with self.session.request(method, self.url + path, data=data, headers=JSON) as response:
+            payload: dict[str, Any] = orjson.loads(await response.read() or b"{}")
+            if response.status >= 300 and response.status not in ok:
+                raise BenchError(f"{method} {path}: {response.status} {payload}")
+            return response.status, payload
+
+    async def counts(self) -> Counter[str]:
+        """The server's request counts by method (this call is not counted by the server)."""
+        async with self.session.get(self.url + "/debug/requests") as response:
+            return Counter(orjson.loads(await response.read()))
+
+
+def widget(name: str, run: str, **labels: str) -> dict[str, Any]:
+    """A small object of the published resource."""
+    return {
+        "apiVersion": f"{GROUP}/v1",
+        "kind": KIND,
+        "metadata": {"name": name, "labels": {"bench-run": run, **labels}},
+        "spec": {"size": 3, "color": "x" * 64},
+    }
+
+
+def local_crd() -> dict[str, Any]:
+    """The service cluster's CRD of the published resource."""
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{PLURAL}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": PLURAL, "singular": KIND.lower(), "kind": KIND},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": schema, "status": schema},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+class Bench:
+    """The scenario: setup, the two syncflow runs, the backlog run and the baseline."""
+
+    def __init__(self, stack: Stack, session: aiohttp.ClientSession, workspaces: int) -> None:
+        self.stack, self.session = stack, session
+        self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
+        self.clusters: list[str] = []
+        settings = Settings(agent_name=stack.agent, redis_url=REDIS_URL)
+        self.redis = Redis.from_url(REDIS_URL)
+        self.queue = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        self.kcp = self.service = Api(session, "")
+
+    async def setup(self) -> None:
+        """Devclusters, kcp workspaces and bindings, CRDs, then watch + beat + the first worker."""
+        stack = self.stack
+        self.service = Api(self.session, stack.devcluster("service"))
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        kcp, service = self.kcp, self.service
+        await kcp.call(
+            "POST", "/clusters/root/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "org"}}
+        )
+        await kcp.call(
+            "POST", f"/clusters/root:org/{APIS}/apiexports", {"metadata": {"name": EXPORT}, "spec": {}}
+        )
+        claims = [
+            {"group": g, "resource": r, "all": True, "state": "Accepted"}
+            for g, r in (("", "events"), ("", "namespaces"), ("core.kcp.io", "logicalclusters"))
+        ]
+        for team in self.teams:
+            await kcp.call(
+                "POST",
+                "/clusters/root:org/apis/tenancy.kcp.io/v1alpha1/workspaces",
+                {"metadata": {"name": team.rsplit(":", 1)[1]}},
+            )
+            binding = {
+                "reference": {"export": {"path": "root:org", "name": EXPORT}},
+                "permissionClaims": claims,
+            }
+            await kcp.call(
+                "POST",
+                f"/clusters/{team}/{APIS}/apibindings",
+                {"metadata": {"name": EXPORT}, "spec": binding},
+            )
+            _, lc = await kcp.call(
+                "GET", f"/clusters/{team}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
+            )
+            self.clusters.append(lc["metadata"]["annotations"]["kcp.io/cluster"])
+        config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
+        for cluster in config["clusters"]:
+            cluster["cluster"]["server"] = f"{kcp.url}/clusters/root:org"
+        (stack.work / "kcp-org.kc").write_text(yaml.safe_dump(config))
+        service_kc = str(stack.work / "service" / "kc")
+        crds = subprocess.run(
+            [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", service_kc],
+            capture_output=True,
+            text=True,
+            timeout=stack.remaining(60),
+            check=False,
+        )
+        if crds.returncode:
+            raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+        await service.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
+        await service.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", local_crd())
+        await service.call(
+            "POST",
+            "/apis/syncagent.kcp.io/v1alpha1/publishedresources",
+            {
+                "apiVersion": "syncagent.kcp.io/v1alpha1",
+                "kind": "PublishedResource",
+                "metadata": {"name": RULE},
+                "spec": {"resource": {"apiGroup": GROUP, "kind": KIND}},
+            },
+        )
+        stack.env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "SYNCFLOW_REDIS_URL": REDIS_URL,
+            "SYNCFLOW_AGENT_NAME": stack.agent,
+            "SYNCFLOW_KUBECONFIG": service_kc,
+            "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp-org.kc"),
+            "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": EXPORT,
+            "SYNCFLOW_NAMESPACE": "syncflow",
+            "SYNCFLOW_RESYNC_PERIOD": "3600",
+        }
+        stack.start("watch", "watch")
+        stack.start("beat", "beat", "-s", str(stack.work / "beat-schedule"))
+        self.start_worker(1)
+        for team in self.teams:
+            path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
+            await stack.wait(
+                lambda path=path: self._served(path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
+            )
+        await self.idle()
+
+    async def _served(self, path: str) -> bool | None:
+        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
+        return True if status == 200 else None
+
+    def start_worker(self, n: int) -> None:
+        """Start worker ``n`` (``-c 1``) and wait until Celery reports it ready."""
+        name = f"worker-{n}"
+        self.stack.start(
+            name,
+            "worker",
+            "-c",
+            "1",
+            "-n",
+            f"w{n}-{self.stack.agent}@%h",
+            "-I",
+            "syncflow.modes.publish.tasks",
+        )
+        log = self.stack.work / f"{name}.log"
+        self.stack.wait_sync(
+            lambda: True if " ready." in log.read_text(errors="replace") else None, 30, f"{name} ready"
+        )
+
+    def busy(self) -> int:
+        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
+        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.queue.stats())
+        return keyed + sum(self.queue.broker_backlog().values())
+
+    async def idle(self, timeout: float = 30) -> None:
+        """Wait until the queue is idle on two checks 0.3 s apart."""
+        streak = 0
+
+        async def check() -> bool | None:
+            nonlocal streak
+            streak = streak + 1 if self.busy() == 0 else 0
+            return True if streak >= 2 else None
+
+        await self.stack.wait(check, timeout, f"an idle queue (busy: {self.busy()})", every=0.3)
+
+    async def create_all(
+        self, names: list[str], run: str, per_object: Callable[[str, int], Awaitable[None]] | None = None
+    ) -> dict[str, float]:
+        """Create ``names`` in kcp (round-robin over workspaces) with 8 clients; returns create times."""
+        created: dict[str, float] = {}
+        pending = list(enumerate(names))[::-1]
+
+        async def client() -> None:
+            while pending:
+                i, name = pending.pop()
+                team = self.teams[i % len(self.teams)]
+                path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
+                await self.kcp.call("POST", path, widget(name, run))
+                created[name] = time.perf_counter()
+                if per_object is not None:
+                    await per_object(name, i % len(self.teams))
+
+        await asyncio.gather(*(client() for _ in range(8)))
+        return created
+
+    async def watch_copies(self, run: str, seen: dict[str, float], expected: int) -> None:
+        """Record when each local copy of run ``run`` first appears (raw watch stream)."""
+        path = f"/apis/{GROUP}/v1/{PLURAL}"
+        _, listed = await self.service.call("GET", f"{path}?labelSelector=bench-run%3D{run}")
+        rv = listed["metadata"]["resourceVersion"]
+        self.service.mine["GET"] += 1
+        url = f"{self.service.url}{path}?watch=1&labelSelector=bench-run%3D{run}&resourceVersion={rv}"
+        async with self.session.get(url + "&timeoutSeconds=290") as response:
+            async for line in response.content:
+                event = orjson.loads(line)
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    name = event["object"]["metadata"]["annotations"]["syncagent.kcp.io/remote-object-name"]
+                    seen.setdefault(name, time.perf_counter())
+                    if len(seen) >= expected:
+                        return
+
+    async def count_copies(self, run: str) -> int:
+        """Local copies of run ``run`` in a list of the service cluster."""
+        _, listed = await self.service.call(
+            "GET", f"/apis/{GROUP}/v1/{PLURAL}?labelSelector=bench-run%3D{run}"
+        )
+        return len(listed["items"])
+
+    async def sync_run(self, run: str, objects: int, timeout: float) -> dict[str, Any]:
+        """Create ``objects`` in kcp and time syncflow until every local copy exists."""
+        await self.idle()
+        before = (await self.kcp.counts(), await self.service.counts(), +self.kcp.mine, +self.service.mine)
+        done_before = self._done_lines()
+        cpu_before = self.stack.cpu()
+        seen: dict[str, float] = {}
+        watcher = asyncio.create_task(self.watch_copies(run, seen, objects))
+        await asyncio.sleep(0.2)  # the watch is open before the first create
+        names = [f"{run}-{i}" for i in range(objects)]
+        started = time.perf_counter()
+        created = await self.create_all(names, run)
+        create_s = time.perf_counter() - started
+
+        async def complete() -> bool | None:
+            return True if await self.count_copies(run) >= objects else None
+
+        await self.stack.wait(
+            complete, timeout, f"{objects} local copies of run {run} (seen {len(seen)})", 1.0
+        )
+        await self.stack.wait(
+            lambda: self._ready(watcher), 10, f"the watch to see every copy (seen {len(seen)})", 0.05
+        )
+        elapsed = max(seen.values()) - started
+        cpu = self.stack.cpu()
+        cpu.subtract(cpu_before)
+        await self.idle()
+        kcp_after, service_after = await self.kcp.counts(), await self.service.counts()
+        kcp_calls = kcp_after - before[0] - (self.kcp.mine - before[2])
+        service_calls = service_after - before[1] - (self.service.mine - before[3])
+        done = Counter(self._done_lines()) - Counter(done_before)
+        latencies = [(seen[n] - created[n]) * 1000 for n in names]
+        return {
+            "rate": objects / elapsed,
+            "elapsed": elapsed,
+            "create_s": create_s,
+            "p50": percentile(latencies, 50),
+            "p99": percentile(latencies, 99),
+            "sync": done["sync"] / objects,
+            "status": done["status"] / objects,
+            "kcp": kcp_calls.total() / objects,
+            "service": service_calls.total() / objects,
+            "methods": " ".join(
+                f"{side} {m} {n / objects:.2f}"
+                for side, calls in (("kcp", kcp_calls), ("service", service_calls))
+                for m, n in sorted(calls.items())
+            ),
+            "cpu": "  ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items()))
+            + f"  (total {cpu.total():.1f} of {2 * elapsed:.1f} on 2 cores)",
+        }
+
+    @staticmethod
+    async def _ready(task: asyncio.Task[None]) -> bool | None:
+        if task.done():
+            task.result()
+            return True
+        return None
+
+    def _done_lines(self) -> list[str]:
+        """The verb of every ``task.done`` line in the worker logs (``sync``, ``status``, …)."""
+        return [
+            m.group(1)
+            for line in self.stack.log_lines("worker")
+            if (m := re.search(r"task\.done key=(\w+)/", line))
+        ]
+
+    async def backlog_run(self, ghosts: int) -> dict[str, float]:
+        """Queue ``ghosts`` bulk-lane sync keys of missing objects, then time one new object's sync."""
+        await self.idle()
+        keys = [ObjectKey("sync", RULE, self.clusters[0], "default", f"ghost-{i}") for i in range(ghosts)]
+        started = time.perf_counter()
+        sent = self.queue.add_many(keys, bulk=True)
+        enqueue_s = time.perf_counter() - started
+        seen: dict[str, float] = {}
+        watcher = asyncio.create_task(self.watch_copies("fresh", seen, 1))
+        await asyncio.sleep(0.2)
+        created = await self.create_all(["fresh-0"], "fresh")
+        await self.stack.wait(lambda: self._ready(watcher), 60, "the new object's local copy", 0.01)
+        latency = seen["fresh-0"] - created["fresh-0"]
+        bulk_queued = self.queue.broker_backlog()["sync-bulk"]
+        pending = sum(s.pending for s in self.queue.stats() if s.queue == "sync")
+        return {
+            "sent": sent,
+            "enqueue_s": enqueue_s,
+            "latency": latency,
+            "bulk_queued": bulk_queued,
+            "pending": pending,
+        }
+
+    async def baseline(self, objects: int) -> dict[str, float]:
+        """The minimal calls done directly: kcp create, namespace once per namespace, local create."""
+        namespaces: dict[str, asyncio.Lock] = {c: asyncio.Lock() for c in self.clusters}
+        made: set[str] = set()
+        before = (await self.kcp.counts()).total() + (await self.service.counts()).total()
+        latencies: list[float] = []
+        created_at: dict[str, float] = {}
+
+        async def copy(name: str, team: int) -> None:
+            namespace = f"base-{self.clusters[team]}"
+            async with namespaces[self.clusters[team]]:
+                if namespace not in made:
+                    await self.service.call(
+                        "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}}, (409,)
+                    )
+                    made.add(namespace)
+            body = widget(
+                name, "base-copy", **{"syncagent.kcp.io/remote-object-cluster": self.clusters[team]}
+            )
+            await self.service.call("POST", f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}", body)
+            latencies.append((time.perf_counter() - created_at[name]) * 1000)
+
+        async def timed(name: str, team: int) -> None:
+            created_at[name] = time.perf_counter()
+            await copy(name, team)
+
+        started = time.perf_counter()
+        await self.create_all([f"base-{i}" for i in range(objects)], "base", timed)
+        elapsed = time.perf_counter() - started
+        calls = (await self.kcp.counts()).total() + (await self.service.counts()).total() - before
+        return {
+            "rate": objects / elapsed,
+            "elapsed": elapsed,
+            "p50": percentile(latencies, 50),
+            "p99": percentile(latencies, 99),
+            "calls": calls / objects,
+        }
+
+    def cleanup_redis(self) -> int:
+        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
+        deleted = 0
+        for pattern in (f"sf:{self.stack.agent}:*", f"sf:{{{self.stack.agent}:*"):
+            keys = list(self.redis.scan_iter(match=pattern, count=1000))
+            if keys:
+                deleted += int(self.redis.delete(*keys))
+        return deleted
+
+
+async def run(objects: int, workspaces: int, ghosts: int, budget: float, logs: str | None) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(tempfile.mkdtemp(prefix="e2e-", dir=logs) if logs else scratch)
+        stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+            bench = Bench(stack, session, workspaces)
+            try:
+                began = time.perf_counter()
+                await bench.setup()
+                setup_s = time.perf_counter() - began
+                one = await bench.sync_run("one", objects, 150)
+                bench.start_worker(2)
+                two = await bench.sync_run("two", objects, 120)
+                backlog = await bench.backlog_run(ghosts)
+                for name in [n for n in stack.processes if n not in ("kcp", "service")]:
+                    stack.stop(name)
+                base = await bench.baseline(objects)
+            finally:
+                stack.stop_all()
+                bench.cleanup_redis()
+                bench.redis.close()
+    report(objects, workspaces, ghosts, setup_s, one, two, backlog, base, time.perf_counter() - began)
+
+
+def report(
+    objects: int,
+    workspaces: int,
+    ghosts: int,
+    setup_s: float,
+    one: dict[str, Any],
+    two: dict[str, Any],
+    backlog: dict[str, float],
+    base: dict[str, float],
+    total_s: float,
+) -> None:
+    """Print the figures."""
+    lines = [f"{objects} objects over {workspaces} workspaces, 8 creating clients (setup {setup_s:.1f} s)"]
+    for label, r in (("1 worker (-c 1)", one), ("2 workers (2 x -c 1)", two)):
+        lines += [
+            f"syncflow, {label}:",
+            f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
+            f" {r['create_s']:.1f} s)  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
+            f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
+            "  (create response -> ADDED on a local watch)",
+            f"  reconciles/object {r['sync']:8.2f} sync  {r['status']:.2f} status"
+            "  (task.done lines in the worker logs)",
+            f"  API requests/obj  {r['kcp'] + r['service']:8.2f}  (kcp {r['kcp']:.2f},"
+            f" service {r['service']:.2f}; /debug/requests delta minus the benchmark's own)",
+            f"    by method: {r['methods']}",
+            f"  CPU seconds       {r['cpu']}",
+        ]
+    lines += [
+        "baseline, direct calls (kcp create, namespace once, local create), this process, 8 clients:",
+        f"  throughput        {base['rate']:8.1f} obj/s  ({base['elapsed']:.1f} s)",
+        f"  latency           p50 {base['p50']:.0f} ms  p99 {base['p99']:.0f} ms"
+        "  (kcp create response -> local create response)",
+        f"  API requests/obj  {base['calls']:8.2f}",
+        f"new object behind a {ghosts}-key bulk backlog (2 workers; {int(backlog['sent'])} messages"
+        f" queued in {backlog['enqueue_s']:.1f} s):",
+        f"  create -> local copy {backlog['latency'] * 1000:.0f} ms; still queued at that moment:"
+        f" {int(backlog['bulk_queued'])} sync-bulk messages, {int(backlog['pending'])} pending sync keys",
+        f"total run {total_s:.0f} s",
+    ]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=1_000, help="objects per run")
+    parser.add_argument("--workspaces", type=int, default=10, help="team workspaces binding the export")
+    parser.add_argument(
+        "--backlog", type=int, default=10_000, help="bulk-lane keys queued before the new object"
+    )
+    parser.add_argument("--budget", type=float, default=290, help="seconds the whole run may take")
+    parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
+    args = parser.parse_args()
+    asyncio.run(run(args.objects, args.workspaces, args.backlog, args.budget, args.logs))
