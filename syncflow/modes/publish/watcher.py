@@ -137,6 +137,7 @@ class PublishWatcher:
         self.endpoint: ExportEndpoint | None = None
         self._published: dict[str, dict[str, Any]] = {}
         self._announced: set[str] = set()
+        self._specs: dict[str, tuple[str, SyncSpec]] = {}
 
     # ----- running -----
 
@@ -230,7 +231,7 @@ class PublishWatcher:
         self._published = {obj["metadata"]["name"]: obj for obj in items}
         wanted: dict[str, tuple[SyncSpec, str]] = {}
         for obj in items:
-            spec = self._sync_spec(obj, endpoint)
+            spec = self._cached_sync_spec(obj, endpoint)
             if spec is not None:
                 for url in endpoint.urls:
                     wanted[f"sync:{spec.published}:{url}"] = (spec, url)
@@ -240,6 +241,20 @@ class PublishWatcher:
         for name, (spec, url) in wanted.items():
             if name not in self.watches.watches:
                 self._start_sync_watches(name, spec, url)
+
+    def _cached_sync_spec(self, obj: dict[str, Any], endpoint: ExportEndpoint) -> SyncSpec | None:
+        """The sync spec of a PublishedResource, recomputed only when it changed (a new schema is a
+        change of its status) or when it was not ready at the last pass."""
+        name, version = obj["metadata"]["name"], obj["metadata"].get("resourceVersion", "")
+        cached = self._specs.get(name)
+        if cached is not None and cached[0] == version and endpoint.urls:
+            return cached[1]
+        spec = self._sync_spec(obj, endpoint)
+        if spec is None:
+            self._specs.pop(name, None)
+        else:
+            self._specs[name] = (version, spec)
+        return spec
 
     def _sync_spec(self, obj: dict[str, Any], endpoint: ExportEndpoint) -> SyncSpec | None:
         """The sync watches a PublishedResource needs now, or None (not ready, disabled, deleting)."""
