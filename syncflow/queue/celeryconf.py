@@ -7,7 +7,7 @@ from typing import Any
 from kombu import Queue  # type: ignore[attr-defined]
 
 from syncflow.config import Settings
-from syncflow.queue.layout import CELERY_QUEUES, broker_prefix
+from syncflow.queue.layout import CELERY_QUEUES, CONTROL_QUEUE, PERIODIC_QUEUE, broker_prefix
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -35,6 +35,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "accept_content": ["json"],
         "task_queues": [Queue(name, routing_key=name) for name in CELERY_QUEUES],  # type: ignore[no-untyped-call]
         "task_default_queue": "sync",
+        # Messages sent by name (beat, Flower's send-task) reach the right queue too.
+        "task_routes": {
+            "syncflow.pump": {"queue": PERIODIC_QUEUE},
+            "syncflow.replay": {"queue": CONTROL_QUEUE},
+        },
         "task_create_missing_queues": False,
         # A message is acked after the run; a dead pool child's message is requeued.
         "task_acks_late": True,
