@@ -1,0 +1,28 @@
+"""The queue commands parse their arguments and report bad settings by field name."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from syncflow.cli import main
+
+
+def test_replay_needs_keys_or_all() -> None:
+    result = CliRunner().invoke(main, ["failures", "replay"])
+    assert result.exit_code == 2
+    assert "give KEYS or --all" in result.output
+
+
+def test_bad_setting_is_named() -> None:
+    result = CliRunner().invoke(main, ["queue", "--agent-name", "Not_A_Label"])
+    assert result.exit_code == 1
+    assert "agent_name" in result.output
+
+
+def test_worker_and_beat_options_are_documented() -> None:
+    worker = CliRunner().invoke(main, ["worker", "--help"])
+    beat = CliRunner().invoke(main, ["beat", "--help"])
+    assert worker.exit_code == beat.exit_code == 0
+    for option in ("--queues", "--concurrency", "--include", "--redis-url", "--config"):
+        assert option in worker.output
+    assert "--schedule" in beat.output
