@@ -6,7 +6,8 @@ leased, delayed or parked, and every key changed after the start of its last suc
 somewhere in the queue); parked keys are never processed until replayed or re-added; after a
 drain, every key's last successful run started after its last add.
 
-Time is moved by editing deadlines (a lease or backoff "expires" when its score is set to 0).
+Time is moved only by editing deadlines (a lease, backoff or pending message "expires" when its score
+is set to 0); backoffs are long, so the real clock never decides anything and examples replay exactly.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class QueueMachine(RuleBasedStateMachine):
         self.agent = f"m{uuid.uuid4().hex[:10]}"
         self.sent = Sent()
         self.service = QueueService(
-            self.redis, load_settings(agent_name=self.agent, max_attempts=3), self.sent
+            self.redis,
+            load_settings(agent_name=self.agent, max_attempts=3, backoff_base=100, backoff_cap=300),
+            self.sent,
         )
         self.queue = self.service.queues["sync"]
         self.tokens = (f"t{i}" for i in itertools.count())
@@ -89,7 +92,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     def finish(self, token: str, outcome: Outcome) -> None:
         key, seen = self.live.pop(token) if token in self.live else self.zombies.pop(token)
-        result = self.queue.done(key, token, outcome, after=0.001, error="{}")
+        result = self.queue.done(key, token, outcome, after=100, error="{}")
         if result.state == "lost":
             return
         assert not self.holders(key), f"{token} released {key} while another run holds it"
@@ -153,9 +156,13 @@ class QueueMachine(RuleBasedStateMachine):
     def backoff_due(self, key: ObjectKey) -> None:
         self.redis.zadd(self.queue.layout.key("W"), {str(key): 0}, xx=True)
 
-    @rule(grace=st.sampled_from([0.0, 3600.0]))
-    def pump(self, grace: float) -> None:
-        self.service.pump(grace)
+    @rule(overdue=st.booleans())
+    def pump(self, overdue: bool) -> None:
+        """Pump; with ``overdue`` every pending message has waited past the grace period."""
+        if overdue:
+            for key in self.members("P"):
+                self.redis.zadd(self.queue.layout.key("P"), {str(key): 0}, xx=True)
+        self.service.pump(grace=1.0)
         self.collect()
         self.observe_parking()
         # an expired lease is swept: its zombies are now just late
@@ -199,7 +206,7 @@ class QueueMachine(RuleBasedStateMachine):
             for key in KEYS:
                 self.expire_lease(key)
                 self.backoff_due(key)
-            self.pump(0.0)
+            self.pump(overdue=True)
             while self.broker:
                 self.deliver(self.broker.pop())
                 for token in sorted(self.live):
