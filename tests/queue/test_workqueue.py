@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from redis import Redis
@@ -336,3 +337,19 @@ def test_budget_allows_the_burst_then_spaces_requests(redis: Redis, settings: Se
     started = time.monotonic()
     budget.take("kcp")
     assert time.monotonic() - started >= 0.1
+
+
+def test_two_pumps_at_once_publish_each_overdue_key_once(
+    redis: Redis, settings: Settings, sent: Sent
+) -> None:
+    service = QueueService(redis, settings, sent)
+    keys = [ObjectKey("sync", "r", "c", "", f"n{i}") for i in range(200)]
+    service.add_many(keys)
+    sent.clear()
+    pending = q(service).layout.key("P")
+    redis.zadd(pending, {str(k): 0 for k in keys}, xx=True)  # every message waited "forever"
+    # Two beats firing together: the scripts are atomic, so every overdue key goes out once.
+    with ThreadPoolExecutor(2) as pool:
+        totals = list(pool.map(lambda _: service.pump(grace=1), range(2)))
+    assert sum(t.republished for t in totals) == 200
+    assert sorted(k.name for k, _ in sent) == sorted(k.name for k in keys)
