@@ -7,6 +7,7 @@ wants neither: it reads and writes objects as dicts at known paths.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -31,11 +32,20 @@ def resource_path(group: str, version: str, plural: str, namespace: str = "", na
 
 
 class JsonApi:
-    """JSON requests against one API endpoint; errors raise the client's ``ApiException``."""
+    """JSON requests against one API endpoint; errors raise the client's ``ApiException``.
 
-    def __init__(self, api: ApiClient, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> None:
+    ``before_request`` runs before every request, e.g. to take from a shared request budget.
+    """
+
+    def __init__(
+        self,
+        api: ApiClient,
+        timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+        before_request: Callable[[], None] | None = None,
+    ) -> None:
         self.api = api
         self.timeout = timeout
+        self.before_request = before_request
 
     @property
     def host(self) -> str:
@@ -52,6 +62,8 @@ class JsonApi:
         content_type: str = "application/json",
     ) -> Obj:
         """Send one request and return the decoded JSON body."""
+        if self.before_request is not None:
+            self.before_request()
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type

@@ -15,7 +15,7 @@ from syncflow.tasks import app, keyed_task, runtime
 
 
 def _context() -> PublishContext:
-    return publish_context(runtime.settings, runtime.service.redis)
+    return publish_context(runtime.settings, runtime.service.redis, runtime.service.budget)
 
 
 def _rule(context: PublishContext, published: str) -> SyncRule | None:
