@@ -275,6 +275,9 @@ def test_redis_restarted_empty_reports_empty_and_accepts_new_work(
     )
     assert [snapshot["messages"][q] for q in ("sync", "sync-bulk", "status")] == [0, 0, 0]
 
+    # kombu can end the worker's consumer on a broker restart ("Unrecoverable error" while restoring
+    # unacked messages); in production the process supervisor restarts it, as this second worker does.
+    live.processes.worker("worker-after-restart")
     after = ObjectKey("rec", "restart", "root:ws", "", "after")
     live.event(after)
     live.event(before)  # what the watch's relist does: add every key again
