@@ -328,6 +328,9 @@ def _prepare(
         "SYNCFLOW_RENEW_DEADLINE": "2",
         "SYNCFLOW_RETRY_PERIOD": "0.5",
         "SYNCFLOW_BACKOFF_CAP": "2",
+        # a SIGKILLed worker's leased keys come back after the lease TTL: keep it short in tests
+        "SYNCFLOW_TASK_TIME_LIMIT": "10",
+        "SYNCFLOW_LEASE_TTL": "15",
         **settings,
     }
     agent = Agent(env, work)
