@@ -52,7 +52,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_time_limit": settings.task_time_limit,
         "task_soft_time_limit": settings.task_time_limit * 0.9,
         "worker_send_task_events": True,
-        "task_send_sent_event": True,
+        # No task-sent events: each would be a second Redis publish per key (relists enqueue
+        # thousands); Flower still sees every task from the moment a worker receives it.
+        "task_send_sent_event": False,
         "worker_hijack_root_logger": False,
         "broker_connection_max_retries": None,
     }
