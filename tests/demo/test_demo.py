@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
+
+from tests.support.lines import LineReader
 
 pytestmark = pytest.mark.integration
 
@@ -37,32 +35,13 @@ def _group_alive(pid: int) -> bool:
     return True
 
 
-class DemoOutput:
+class DemoOutput(LineReader):
     """The output of a running demo, read line by line by a thread (so waits have deadlines)."""
 
     def __init__(self, process: subprocess.Popen[str]) -> None:
         assert process.stdout is not None
         self.process = process
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, args=(process.stdout,), daemon=True).start()
-
-    def _pump(self, stdout: IO[str]) -> None:
-        for line in iter(stdout.readline, ""):
-            self.lines.put(line)
-
-    def read_until(self, marker: str, timeout: float) -> None:
-        """Consume lines until one contains ``marker``; fail after ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if marker in line:
-                return
-        pytest.fail(f"no line with {marker!r} within {timeout}s:\n{''.join(self.seen)}")
+        super().__init__(process.stdout)
 
 
 @pytest.fixture
@@ -102,12 +81,12 @@ def test_demo_once_runs_every_step(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_every_child_and_exits_0(demo: DemoOutput, tmp_path: Path) -> None:
-    demo.read_until("worker, beat and watcher running", timeout=60)
+    demo.until("worker, beat and watcher running", timeout=60)
     pids = _recorded_pids(tmp_path)
     assert len(pids) == 6  # redis, two devclusters, worker, beat, watch
     assert all(_group_alive(pid) for pid in pids)
 
     demo.process.send_signal(signal.SIGINT)
     assert demo.process.wait(timeout=30) == 0
-    demo.read_until("stopped; logs are in", timeout=5)
+    demo.until("stopped; logs are in", timeout=5)
     assert [pid for pid in pids if _group_alive(pid)] == []

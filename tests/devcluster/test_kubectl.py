@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import queue
-import threading
-import time
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.support.devcluster import Kubectl
+from tests.support.lines import LineReader
 
 CRD = """
 apiVersion: apiextensions.k8s.io/v1
@@ -185,32 +180,6 @@ def test_delete_with_finalizer_waits_for_its_removal(
     )
     gone = kubectl.run("get", "cm", "held", "-n", namespace, check=False)
     assert gone.returncode != 0 and 'configmaps "held" not found' in gone.stderr
-
-
-class LineReader:
-    """Collects a subprocess's output lines on a thread, so the test can wait on them with a deadline."""
-
-    def __init__(self, stream: Any) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: Any) -> None:
-        for line in stream:
-            self.lines.put(line)
-
-    def until(self, wanted: str, timeout: float) -> list[str]:
-        """Lines read so far, once one contains ``wanted``."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if wanted in line:
-                return self.seen
-        pytest.fail(f"never printed {wanted!r}; got {self.seen}")
 
 
 def test_get_watch_shows_later_change(kubectl: Kubectl, namespace: str) -> None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +24,10 @@ from redis import Redis
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.waiting import wait_for
 
-REPO = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 APIS = "/apis/apis.kcp.io/v1alpha1"
 PUBLISHED = "/apis/syncagent.kcp.io/v1alpha1/publishedresources"
@@ -42,47 +41,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@dataclass
-class Agent:
+class Agent(SyncflowProcesses):
     """One syncflow deployment (its processes) against the environment's clusters."""
-
-    env: dict[str, str]
-    log_dir: Path
-    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-
-    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        log = (self.log_dir / f"{name}.log").open("wb")
-        process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "syncflow"), *args],
-            cwd=REPO,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.processes[name] = process
-        return process
 
     def watcher(self, name: str) -> int:
         """Start a ``syncflow watch`` replica; returns its health port."""
         port = free_port()
         self.start(name, "watch", "--health-address", f"127.0.0.1:{port}")
         return port
-
-    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
-        process = self.processes.pop(name)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        process.wait(timeout=30)
-
-    def stop_all(self) -> None:
-        for name in list(self.processes):
-            self.kill(name)
-
-    def logs(self) -> str:
-        return "\n".join(
-            f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.log_dir.glob("*.log")
-        )
 
 
 @dataclass

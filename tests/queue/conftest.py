@@ -3,13 +3,10 @@ agent name per test, a private redis-server for restart tests, and worker/beat p
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,10 +19,10 @@ from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
+from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.waiting import wait_for
 
 REAL_REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-REPO = Path(__file__).resolve().parents[2]
 
 register_verb("sync", "sync")
 register_verb("status", "status")
@@ -143,47 +140,14 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     server.kill()
 
 
-class Processes:
-    """syncflow worker/beat subprocesses in their own process groups, killed at teardown."""
-
-    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
-        self.env = env
-        self.log_dir = log_dir
-        self.running: list[subprocess.Popen[bytes]] = []
-
-    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        log = (self.log_dir / f"{name}.log").open("wb")
-        process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "syncflow"), *args],
-            cwd=REPO,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.running.append(process)
-        return process
+class Processes(SyncflowProcesses):
+    """syncflow worker/beat subprocesses of the queue tests."""
 
     def worker(self, name: str = "worker", *extra: str) -> subprocess.Popen[bytes]:
         return self.start(name, "worker", "-c", "2", "-I", "tests.queue.handlers", "-n", f"{name}@%h", *extra)
 
     def beat(self) -> subprocess.Popen[bytes]:
         return self.start("beat", "beat", "-s", str(self.log_dir / "beat-schedule"))
-
-    def kill(self, process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        process.wait(timeout=30)
-
-    def stop_all(self) -> None:
-        for process in self.running:
-            if process.poll() is None:
-                self.kill(process)
-
-    def logs(self) -> str:
-        return "\n".join(
-            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in self.log_dir.glob("*.log")
-        )
 
 
 @pytest.fixture

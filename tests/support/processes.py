@@ -1,0 +1,55 @@
+"""``syncflow`` subprocesses for integration tests: own process groups, logs in files, killed at teardown."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class SyncflowProcesses:
+    """Named ``syncflow`` subprocesses sharing one environment; each logs to ``<log_dir>/<name>.log``."""
+
+    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+        self.env = env
+        self.log_dir = log_dir
+        self.running: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        """Start ``syncflow <args>`` in its own process group."""
+        log = (self.log_dir / f"{name}.log").open("wb")
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "syncflow"), *args],
+            cwd=REPO,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.running[name] = process
+        return process
+
+    def kill(self, which: str | subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+        """Signal a process group (by name or process) and wait for its leader."""
+        process = self.running[which] if isinstance(which, str) else which
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        process.wait(timeout=30)
+
+    def stop_all(self) -> None:
+        """Kill every process still running."""
+        for process in self.running.values():
+            if process.poll() is None:
+                self.kill(process)
+
+    def logs(self) -> str:
+        """The tail of every log, for failure messages."""
+        return "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
+            for p in sorted(self.log_dir.glob("*.log"))
+        )
