@@ -77,8 +77,10 @@ class Settings(BaseSettings):
     )
     pump_batch: PositiveInt = Field(1000, description="Keys moved per pump script call.")
 
-    endpoint_qps: PositiveFloat = Field(20.0, description="Default requests per second per endpoint.")
-    endpoint_burst: PositiveInt = Field(40, description="Default burst per endpoint.")
+    endpoint_qps: PositiveFloat = Field(
+        200.0, description="Default requests per second per endpoint, for all workers of the agent together."
+    )
+    endpoint_burst: PositiveInt = Field(400, description="Default burst per endpoint.")
     endpoint_limits: dict[str, EndpointLimit] = Field(
         default_factory=dict, description="Per-endpoint overrides of qps/burst, by endpoint name."
     )
