@@ -1,12 +1,14 @@
 """The sync algorithm of DESIGN §5: one kcp object and its local copy, level-triggered and idempotent.
 
 Every run reads the current state of both sides; the event that caused it is never trusted. A
-local copy is deleted only when a direct GET of the kcp object says it is gone or being deleted —
-never because of a list, a relist, a stale cache or an unreachable kcp.
+local copy is deleted only when a direct GET of the kcp object says it is gone (a NotFound that
+names the object, not one for a resource that is not served) or being deleted — never because of a
+list, a relist, a stale cache or an unreachable kcp.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,12 +45,23 @@ class Sides:
     echoes: OwnWrites
 
 
+def object_not_found(exc: ApiException) -> bool:
+    """A 404 about the object itself (its Status names it), not about an unserved resource or path."""
+    if exc.status != 404:
+        return False
+    try:
+        body = json.loads(exc.body or "")
+    except ValueError:
+        return False
+    return isinstance(body, dict) and bool((body.get("details") or {}).get("name"))
+
+
 def get_or_none(api: JsonApi, path: str) -> Obj | None:
-    """GET, with 404 as None."""
+    """GET, with "this object does not exist" as None; any other 404 is an error."""
     try:
         return api.get(path)
     except ApiException as exc:
-        if exc.status == 404:
+        if object_not_found(exc):
             return None
         raise
 
