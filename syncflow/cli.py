@@ -229,6 +229,18 @@ def failures_replay(
 @click.option("-I", "--include", multiple=True, help="Module defining keyed tasks (repeatable).")
 @click.option("-l", "--loglevel", default="INFO", show_default=True)
 @click.option("-n", "--hostname", default=None, help="Worker node name (Celery's %h patterns work).")
+@click.option(
+    "--orphan-policy",
+    type=click.Choice(["keep", "delete"]),
+    default=None,
+    help="Local copies of objects that stop matching a filter (default: keep).",
+)
+@click.option(
+    "--resync-period",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds between resyncs (default 600).",
+)
 def worker(
     *,
     queues: str,
