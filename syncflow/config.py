@@ -155,6 +155,11 @@ class Settings(BaseSettings):
             raise ValueError(f"backoff_cap ({self.backoff_cap}) must be at least backoff_base")
         return self
 
+    @property
+    def qualified_agent_name(self) -> str:
+        """``<agent>.syncagent.kcp.io``: the agent as logs and the leader Lease holder name it."""
+        return f"{self.agent_name}.syncagent.kcp.io"
+
     def endpoint_limit(self, endpoint: str) -> EndpointLimit:
         """The request budget of one endpoint (override or default)."""
         return self.endpoint_limits.get(endpoint) or EndpointLimit(

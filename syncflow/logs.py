@@ -24,6 +24,10 @@ def log_event(logger: logging.Logger, event: str, *, level: int = logging.INFO, 
 
 
 class _JSONFormatter(logging.Formatter):
+    def __init__(self, static: dict[str, Any]) -> None:
+        super().__init__()
+        self.static = static
+
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
@@ -31,6 +35,7 @@ class _JSONFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "event": record.getMessage(),
+            **self.static,
         }
         entry.update(getattr(record, _FIELDS_ATTR, {}))
         if record.exc_info:
@@ -46,20 +51,28 @@ def _quote(value: Any) -> str:
 
 
 class _TextFormatter(logging.Formatter):
+    def __init__(self, static: dict[str, Any]) -> None:
+        super().__init__()
+        self.static = static
+
     def format(self, record: logging.LogRecord) -> str:
         ts = time.strftime("%H:%M:%S", time.localtime(record.created)) + f".{int(record.msecs):03d}"
         parts = [ts, record.levelname.lower(), record.getMessage()]
-        parts += [f"{k}={_quote(v)}" for k, v in getattr(record, _FIELDS_ATTR, {}).items()]
+        fields = {**getattr(record, _FIELDS_ATTR, {}), **self.static}
+        parts += [f"{k}={_quote(v)}" for k, v in fields.items()]
         line = " ".join(parts)
         if record.exc_info:
             line += " exception=" + json.dumps(self.formatException(record.exc_info))
         return line
 
 
-def configure_logging(fmt: LogFormat = "text", level: int | str = logging.INFO) -> None:
-    """Send all logs to stderr in the given format (replacing earlier handlers)."""
+def configure_logging(fmt: LogFormat = "text", level: int | str = logging.INFO, **static: Any) -> None:
+    """Send all logs to stderr in the given format (replacing earlier handlers).
+
+    ``static`` fields (e.g. ``agent=``) are added to every line.
+    """
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_JSONFormatter() if fmt == "json" else _TextFormatter())
+    handler.setFormatter(_JSONFormatter(static) if fmt == "json" else _TextFormatter(static))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -66,7 +66,10 @@ def bind(settings: Settings) -> None:
 
 @setup_logging.connect  # type: ignore[untyped-decorator]
 def _setup_logging(loglevel: int | str | None = None, **_: Any) -> None:
-    configure_logging(runtime.settings.log_format, loglevel or logging.INFO)
+    settings = runtime.settings
+    configure_logging(
+        settings.log_format, loglevel or logging.INFO, agent=f"{settings.agent_name}.syncagent.kcp.io"
+    )
 
 
 class KeyedTask(Task):  # type: ignore[misc]

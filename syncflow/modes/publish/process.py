@@ -24,13 +24,7 @@ from syncflow.sync.echoes import OwnWrites
 
 logger = logging.getLogger("syncflow.watch")
 
-AGENT_API_GROUP = "syncagent.kcp.io"
 PUBLISH_TASKS = publish_tasks.__name__  # importing it registers the verbs this process enqueues
-
-
-def qualified_agent_name(agent: str) -> str:
-    """``<agent>.syncagent.kcp.io``: the agent as logs, the Lease holder and metrics name it."""
-    return f"{agent}.{AGENT_API_GROUP}"
 
 
 class WatchProcess:
@@ -40,12 +34,12 @@ class WatchProcess:
         if not settings.apiexportendpointslice_ref:
             raise ConfigError("apiexportendpointslice_ref: required (--apiexportendpointslice-ref)")
         self.settings = settings
-        configure_logging(settings.log_format)
+        configure_logging(settings.log_format, agent=settings.qualified_agent_name)
         tasks.bind(settings)
         self.queue = tasks.runtime.service
         self.service = load_client(settings.kubeconfig)
         self.kcp = load_client(settings.kcp_kubeconfig)
-        self.identity = f"{qualified_agent_name(settings.agent_name)}_{socket.gethostname()}_{os.getpid()}"
+        self.identity = f"{settings.qualified_agent_name}_{socket.gethostname()}_{os.getpid()}"
         self.elector = LeaderElector(
             self.service,
             settings.namespace,
@@ -108,7 +102,7 @@ class WatchProcess:
         log_event(
             logger,
             "watch.starting",
-            agent=qualified_agent_name(self.settings.agent_name),
+            agent=self.settings.qualified_agent_name,
             identity=self.identity,
             leader_election=self.settings.enable_leader_election,
         )
