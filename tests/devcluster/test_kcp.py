@@ -97,6 +97,11 @@ def _in(kubectl: Kubectl, workspace: str, *args: str, stdin: str | None = None, 
     return kubectl.run("--server", f"{base}/clusters/{workspace}", *args, stdin=stdin, check=check)
 
 
+def _create(kubectl: Kubectl, workspace: str, obj: Any) -> None:
+    """``kubectl create -f -`` of one object in a workspace."""
+    _in(kubectl, workspace, "create", "-f", "-", stdin=json.dumps(obj))
+
+
 def _workspace(name: str) -> str:
     return json.dumps(
         {"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": name}}
@@ -122,66 +127,51 @@ def org(kubectl_kcp: Kubectl, kcp: DevclusterProcess) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def export(kubectl_kcp: Kubectl, org: dict[str, str], kcp: DevclusterProcess) -> dict[str, Any]:
     """An APIResourceSchema and APIExport in root:org, with RBAC giving the agent its content."""
-    _in(kubectl_kcp, "root:org", "create", "-f", "-", stdin=json.dumps(SCHEMA))
-    _in(
+    _create(kubectl_kcp, "root:org", SCHEMA)
+    _create(
         kubectl_kcp,
         "root:org",
-        "create",
-        "-f",
-        "-",
-        stdin=json.dumps(
-            {
-                "apiVersion": "apis.kcp.io/v1alpha1",
-                "kind": "APIExport",
-                "metadata": {"name": "widgets"},
-                "spec": {
-                    "latestResourceSchemas": [SCHEMA["metadata"]["name"]],
-                    "permissionClaims": [{"group": "", "resource": "secrets", "all": True}],
-                },
-            }
-        ),
+        {
+            "apiVersion": "apis.kcp.io/v1alpha1",
+            "kind": "APIExport",
+            "metadata": {"name": "widgets"},
+            "spec": {
+                "latestResourceSchemas": [SCHEMA["metadata"]["name"]],
+                "permissionClaims": [{"group": "", "resource": "secrets", "all": True}],
+            },
+        },
     )
-    _in(
+    _create(
         kubectl_kcp,
         "root:org",
-        "create",
-        "-f",
-        "-",
-        stdin=json.dumps(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "widgets-content"},
+            "rules": [
+                {
+                    "apiGroups": ["apis.kcp.io"],
+                    "resources": ["apiexports/content"],
+                    "resourceNames": ["widgets"],
+                    "verbs": ["*"],
+                }
+            ],
+        },
+    )
+    _create(
+        kubectl_kcp,
+        "root:org",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "agent-content"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
-                "metadata": {"name": "widgets-content"},
-                "rules": [
-                    {
-                        "apiGroups": ["apis.kcp.io"],
-                        "resources": ["apiexports/content"],
-                        "resourceNames": ["widgets"],
-                        "verbs": ["*"],
-                    }
-                ],
-            }
-        ),
-    )
-    _in(
-        kubectl_kcp,
-        "root:org",
-        "create",
-        "-f",
-        "-",
-        stdin=json.dumps(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": "agent-content"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "widgets-content",
-                },
-                "subjects": [{"kind": "User", "name": "agent"}],
-            }
-        ),
+                "name": "widgets-content",
+            },
+            "subjects": [{"kind": "User", "name": "agent"}],
+        },
     )
     return json.loads(_in(kubectl_kcp, "root:org", "get", "apiexport", "widgets", "-o", "json").stdout)
 
@@ -449,7 +439,7 @@ def test_crd_and_binding_for_the_same_resource_conflict(
     }
     denied = _in(kubectl_kcp, "root:org:team-1", "create", "-f", "-", stdin=json.dumps(crd), check=False)
     assert denied.returncode != 0 and "bound by APIBinding" in denied.stderr
-    _in(kubectl_kcp, "root:org:team-3", "create", "-f", "-", stdin=json.dumps(crd))
+    _create(kubectl_kcp, "root:org:team-3", crd)
     _bind(kubectl_kcp, "root:org:team-3")
     binding = json.loads(
         _in(kubectl_kcp, "root:org:team-3", "get", "apibinding", "widgets", "-o", "json").stdout
