@@ -6,14 +6,13 @@ import copy
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import urllib3
-import yaml
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
+
+from syncflow.kube.clients import KubeconfigError, load_client
 
 _TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts of each request, in seconds."""
@@ -23,21 +22,6 @@ _CONFLICT_ATTEMPTS = 5
 
 class InstallError(Exception):
     """Installing failed; the message is meant for a person (kubectl-like)."""
-
-
-def _api_client(kubeconfig: str | None, context: str | None) -> client.ApiClient:
-    if kubeconfig is not None and not Path(kubeconfig).is_file():
-        raise InstallError(f"stat {kubeconfig}: no such file or directory")
-    configuration = client.Configuration()
-    try:
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, client_configuration=configuration, persist_config=False
-        )
-    except (ConfigException, yaml.YAMLError, OSError, TypeError, KeyError) as exc:
-        where = kubeconfig or "the default kubeconfig"
-        raise InstallError(f"invalid configuration in {where}: {exc}") from None
-    configuration.retries = 1
-    return client.ApiClient(configuration)
 
 
 def _network_reason(exc: BaseException) -> str:
@@ -139,7 +123,11 @@ def apply_crds(
 
     ``kubeconfig`` ``None`` means ``$KUBECONFIG`` or ``~/.kube/config``. Raises :class:`InstallError`.
     """
-    api_client = _api_client(kubeconfig, context)
+    try:
+        api_client = load_client(kubeconfig, context)
+    except KubeconfigError as exc:
+        raise InstallError(str(exc)) from None
+    api_client.configuration.retries = 1
     api = client.ApiextensionsV1Api(api_client)
     try:
         for crd in crds:

@@ -29,13 +29,13 @@ def load_client(kubeconfig: str | None, context: str | None = None) -> client.Ap
         return client.ApiClient(configuration=configuration)
     path = os.path.expanduser(kubeconfig or config.KUBE_CONFIG_DEFAULT_LOCATION)
     if not os.path.isfile(path):
-        raise KubeconfigError(f"kubeconfig {path}: no such file")
+        raise KubeconfigError(f"stat {path}: no such file or directory")
     try:
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=path, context=context, client_configuration=configuration, persist_config=False
         )
     except Exception as exc:  # the loader raises ConfigException, YAML, type and key errors alike
-        raise KubeconfigError(f"kubeconfig {path}: {exc}") from exc
+        raise KubeconfigError(f"invalid configuration in {path}: {exc}") from exc
     return client.ApiClient(configuration=configuration)
 
 
