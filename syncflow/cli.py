@@ -230,12 +230,6 @@ def failures_replay(
 @click.option("-l", "--loglevel", default="INFO", show_default=True)
 @click.option("-n", "--hostname", default=None, help="Worker node name (Celery's %h patterns work).")
 @click.option(
-    "--orphan-policy",
-    type=click.Choice(["keep", "delete"]),
-    default=None,
-    help="Local copies of objects that stop matching a filter (default: keep).",
-)
-@click.option(
     "--resync-period",
     type=click.FloatRange(min=1),
     default=None,
@@ -317,14 +311,20 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 )
 @click.option("--enable-leader-election/--disable-leader-election", default=None, help="Default: enabled.")
 @click.option("--health-address", default=None, help="host:port for /healthz and /readyz.")
+@click.option(
+    "--orphan-policy",
+    type=click.Choice(["keep", "delete"]),
+    default=None,
+    help="Local copies of objects that stop matching a filter (default: keep).",
+)
 def watch(config_file: str | None, **flags: Any) -> None:
     """Watch the service cluster and kcp and enqueue sync work (publish mode); never writes objects."""
+    from syncflow import modes
     from syncflow.kube.clients import KubeconfigError
-    from syncflow.modes.publish.process import WatchProcess
 
     settings = _settings(config_file, **flags)
     try:
-        process = WatchProcess(settings)
+        process = modes.watch_process(settings)
     except (ConfigError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
     process.run()

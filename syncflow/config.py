@@ -59,6 +59,9 @@ class Settings(BaseSettings):
         "syncflow", pattern=DNS1035_LABEL, description="Names this agent; prefixes all its Redis keys."
     )
     log_format: Literal["text", "json"] = "text"
+    mode: Literal["publish"] = Field(
+        "publish", description="Which system syncflow is: publish (api-syncagent)."
+    )
     task_modules: list[str] = Field(
         default_factory=lambda: ["syncflow.modes.publish.tasks"],
         description="Modules defining keyed tasks, imported by workers (publish mode's by default).",

@@ -24,6 +24,7 @@ from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, pump_guard_key
 from syncflow.queue.registry import register_verb
 from syncflow.queue.runtime import Runtime
 from syncflow.schedule import BEAT_SCHEDULE
+from syncflow.sync.worker import RuleWorker
 
 logger = logging.getLogger("syncflow.tasks")
 
@@ -101,6 +102,41 @@ def keyed_task(verb: str, queue: str = "sync") -> Callable[[Handler], Handler]:
         return handler
 
     return register
+
+
+# --- the engine's tasks, for every mode ---
+
+
+def rule_worker() -> RuleWorker:
+    """The engine's task bodies for this process's settings and mode (built once by the mode)."""
+    from syncflow import modes  # modes import this module to register their tasks
+
+    service = runtime.service
+    return modes.rule_worker(runtime.settings, service.redis, service.budget)
+
+
+@keyed_task("sync", queue="sync")
+def sync(key: ObjectKey) -> None:
+    """Sync one source object to its copy (spec down, status up, deletion)."""
+    rule_worker().sync(key)
+
+
+@keyed_task("status", queue="status")
+def status(key: ObjectKey) -> None:
+    """Return a copy's status to its source object."""
+    rule_worker().status(key)
+
+
+@app.task(name="syncflow.resync", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+def resync() -> int:
+    """Beat: resync each rule whose period has come (missing copies, drift and orphans)."""
+    settings, service = runtime.settings, runtime.service
+    return rule_worker().resync(
+        service.redis,
+        settings.agent_name,
+        settings.resync_period,
+        lambda keys: service.add_many(keys, bulk=True),
+    )
 
 
 @app.task(name="syncflow.pump", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]

@@ -99,6 +99,6 @@ class JsonApi:
         """PATCH with a JSON merge patch."""
         return self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
-    def delete(self, path: str, **query: str) -> Obj:
-        """DELETE an object."""
-        return self.request("DELETE", path, query=query)
+    def delete(self, path: str, body: Obj | None = None, **query: str) -> Obj:
+        """DELETE an object (``body``: DeleteOptions, e.g. preconditions)."""
+        return self.request("DELETE", path, query=query, body=body)

@@ -1,1 +1,38 @@
-"""Sync modes: each turns its own API objects into sync rules for the engine (DESIGN §1)."""
+"""Sync modes: each turns its own API objects into sync rules for the engine (DESIGN §1, §10).
+
+A mode package ``syncflow.modes.<mode>`` has a ``context`` module with ``rule_worker(settings,
+redis, budget)`` (the engine's task bodies with the mode's endpoints, built once per process) and
+``watch_process(settings)`` (``syncflow watch``), and a ``tasks`` module with its control-plane tasks.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+    from syncflow.config import Settings
+    from syncflow.queue.budget import RequestBudget
+    from syncflow.sync.process import WatchProcess
+    from syncflow.sync.worker import RuleWorker
+
+
+def _context(settings: Settings) -> object:
+    return importlib.import_module(f"syncflow.modes.{settings.mode}.context")
+
+
+def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
+    """The engine's task bodies for the configured mode, in this process."""
+    worker: RuleWorker = _context(settings).rule_worker(settings, redis, budget)  # type: ignore[attr-defined]
+    return worker
+
+
+def watch_process(settings: Settings) -> WatchProcess:
+    """``syncflow watch`` for the configured mode (its task modules imported: they register the verbs
+    the watcher enqueues)."""
+    for module in settings.task_modules:
+        importlib.import_module(module)
+    process: WatchProcess = _context(settings).watch_process(settings)  # type: ignore[attr-defined]
+    return process

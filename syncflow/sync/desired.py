@@ -104,13 +104,15 @@ def build_desired(
     cluster: str,
     workspace_path: str | None,
     agent: str,
+    keep_status: bool = False,
 ) -> dict[str, Any]:
-    """The local copy of (already spec-mutated) ``kcp_obj``: local GVK and name, sync metadata, no status.
+    """The local copy of (already spec-mutated) ``kcp_obj``: local GVK and name, sync metadata, no status
+    (unless ``keep_status``: a type without a status subresource carries it in the object).
 
     ``local_namespace`` is "" for a cluster-scoped local resource. Metadata keeps only name, namespace,
     labels and annotations; other top-level keys (spec, data, ...) are deep-copied.
     """
-    out = strip(kcp_obj, drop=(md.STATUS,))
+    out = strip(kcp_obj, drop=() if keep_status else (md.STATUS,))
     kcp_meta = kcp_obj.get("metadata") or {}
     kcp_ns, kcp_name = str(kcp_meta.get("namespace") or ""), str(kcp_meta.get("name") or "")
     meta = _user_metadata(kcp_meta)

@@ -1,9 +1,10 @@
-"""The sync algorithm of DESIGN §5: one kcp object and its local copy, level-triggered and idempotent.
+"""The sync algorithm of DESIGN §5 for any rule: one source object and its copy on the target.
 
-Every run reads the current state of both sides; the event that caused it is never trusted. A
-local copy is deleted only when a direct GET of the kcp object says it is gone (a NotFound that
-names the object, not one for a resource that is not served) or being deleted — never because of a
-list, a relist, a stale cache or an unreachable kcp.
+Level-triggered and idempotent: every run reads the current state of both sides; the event that
+caused it is never trusted. A copy is deleted only when a direct GET of the source object says it
+is gone (a NotFound that names the object, not one for a resource that is not served) or being
+deleted — never because of a list, a relist, a stale cache or an unreachable endpoint. A target
+object that is the copy of another source object is never adopted, changed or deleted.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -20,29 +22,57 @@ from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.logs import log_event
-from syncflow.queue.errors import PermanentError, RequeueAfter
+from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
 from syncflow.sync import desired as desired_mod
-from syncflow.sync import state
+from syncflow.sync import filters, placement, state, transforms
+from syncflow.sync import metadata as md
 from syncflow.sync.echoes import OwnWrites
-from syncflow.sync.filters import matches_filter
+from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.events import record_event
+from syncflow.sync.keys import owner_ref
 from syncflow.sync.merge import three_way_patch
-from syncflow.sync.metadata import CLEANUP_FINALIZER
-from syncflow.sync.rule import Resource, SyncRule
+from syncflow.sync.rule import SyncRule
+from syncflow.templating import TemplateError
 
 logger = logging.getLogger("syncflow.sync")
 
 Obj = dict[str, Any]
 LOGICAL_CLUSTER = "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
 WAIT_FOR_DELETION = 1.0
+ORPHANED_ANNOTATION = "syncflow.kcp.io/orphaned"
 
 
 @dataclass(frozen=True)
-class Sides:
-    """The two endpoints of one sync: kcp (per logical cluster) and the service cluster."""
+class Sync:
+    """One rule at work: its endpoints, the own-write record, and a fresh check that the rule is still
+    active (asked before a finalizer is added, so a rule being released never re-adds one)."""
 
-    kcp: Callable[[str], JsonApi]
-    service: JsonApi
+    rule: SyncRule
+    endpoints: Endpoints
     echoes: OwnWrites
+    rule_active: Callable[[], bool]
+
+    def source(self, key: ObjectKey) -> JsonApi:
+        """The source endpoint, at the key's logical cluster."""
+        return self.endpoints.api(self.rule.source.endpoint, self.rule.source.cluster or key.cluster)
+
+    @property
+    def target(self) -> JsonApi:
+        """The target endpoint."""
+        return self.endpoints.api(self.rule.target.endpoint, self.rule.target.cluster or "")
+
+    def source_path(self, key: ObjectKey) -> str:
+        """The source object's path."""
+        return self.rule.source.resource.path(key.namespace, key.name)
+
+    def target_path(self, obj: Obj) -> str:
+        """The path of a target object."""
+        meta = _meta(obj)
+        return self.rule.target.resource.path(meta.get("namespace", ""), meta["name"])
+
+    def record(self, endpoint: str, obj: Obj) -> None:
+        """Remember a write's resourceVersion so its watch echo is not enqueued again."""
+        self.echoes.record(endpoint, ObjectRef.of(obj), _meta(obj).get("resourceVersion", ""))
 
 
 def object_not_found(exc: ApiException) -> bool:
@@ -71,204 +101,270 @@ def _meta(obj: Obj) -> Obj:
     return meta
 
 
-def find_copy(rule: SyncRule, sides: Sides, key: ObjectKey) -> Obj | None:
-    """The local copy of a kcp object, found by its sync labels."""
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def find_copy(s: Sync, key: ObjectKey) -> Obj | None:
+    """The copy of a source object on the target, found by its sync labels."""
     selector = desired_mod.copy_selector(key.cluster, key.namespace, key.name)
-    items = sides.service.get(rule.local.path(), labelSelector=selector, limit="2").get("items") or []
-    if len(items) > 1:
-        names = ", ".join(f"{_meta(i).get('namespace', '')}/{_meta(i)['name']}" for i in items)
-        raise PermanentError(f"several local objects claim to be the copy of {key}: {names}")
-    return items[0] if items else None
+    found = s.target.get(s.rule.target.resource.path(), labelSelector=selector, limit="2").get("items") or []
+    if len(found) > 1:
+        names = ", ".join(f"{_meta(i).get('namespace', '')}/{_meta(i)['name']}" for i in found)
+        raise PermanentError(f"several target objects claim to be the copy of {key}: {names}")
+    return found[0] if found else None
 
 
-def _local_path(rule: SyncRule, obj: Obj) -> str:
-    return rule.local.path(_meta(obj).get("namespace", ""), _meta(obj)["name"])
-
-
-def _record(sides: Sides, side: str, key: ObjectKey, obj: Obj, cluster: str | None = None) -> None:
+def _set_finalizers(s: Sync, key: ObjectKey, obj: Obj, finalizers: list[str]) -> Obj:
+    """Write the source object's finalizers (conditional on its resourceVersion: a race retries)."""
     meta = _meta(obj)
-    ref = ObjectRef(cluster if cluster is not None else "", meta.get("namespace", ""), meta["name"])
-    sides.echoes.record(side, ref, meta.get("resourceVersion", ""))
-
-
-def _set_finalizers(sides: Sides, key: ObjectKey, path: str, remote: Obj, finalizers: list[str]) -> Obj:
-    """Write the kcp object's finalizers (conditional on its resourceVersion: a race retries)."""
-    meta = _meta(remote)
     patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta["resourceVersion"]}}
-    updated = sides.kcp(key.cluster).merge_patch(path, patch)
-    _record(sides, "kcp", key, updated, key.cluster)
+    updated = s.source(key).merge_patch(s.source_path(key), patch)
+    s.record(s.rule.source.endpoint, updated)
     return updated
 
 
-def release_finalizer(sides: Sides, key: ObjectKey, path: str, remote: Obj) -> None:
-    """Remove our finalizer from a kcp object (no-op if absent)."""
-    finalizers = _meta(remote).get("finalizers") or []
-    if CLEANUP_FINALIZER in finalizers:
-        _set_finalizers(sides, key, path, remote, [f for f in finalizers if f != CLEANUP_FINALIZER])
+def release_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> None:
+    """Remove the rule's finalizer from a source object (no-op if absent)."""
+    finalizers = _meta(obj).get("finalizers") or []
+    if s.rule.finalizer in finalizers:
+        _set_finalizers(s, key, obj, [f for f in finalizers if f != s.rule.finalizer])
         log_event(logger, "sync.finalizer_released", key=str(key))
 
 
-def _delete_local(rule: SyncRule, sides: Sides, key: ObjectKey, copy: Obj) -> None:
-    if not _meta(copy).get("deletionTimestamp"):
-        sides.service.delete(_local_path(rule, copy))
-        log_event(logger, "sync.local_deleted", key=str(key), local=_local_path(rule, copy))
+def _ensure_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> Obj:
+    finalizers = _meta(obj).get("finalizers") or []
+    if s.rule.finalizer is None or s.rule.finalizer in finalizers:
+        return obj
+    if not s.rule_active():
+        raise TransientError(f"rule {s.rule.name} is no longer active")
+    return _set_finalizers(s, key, obj, [*finalizers, s.rule.finalizer])
 
 
-def _state_path(rule: SyncRule, key: ObjectKey) -> str:
-    name = state.state_secret_name(
-        key.cluster, rule.remote.api_version, rule.remote.kind, key.namespace, key.name
-    )
-    return f"/api/v1/namespaces/{rule.state_namespace}/secrets/{name}"
+def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
+    if _meta(copy).get("deletionTimestamp"):
+        return
+    try:  # only this very object: never one that replaced it meanwhile
+        s.target.delete(s.target_path(copy), {"preconditions": {"uid": _meta(copy)["uid"]}})
+    except ApiException as exc:
+        if exc.status not in (404, 409):
+            raise
+    log_event(logger, "sync.copy_deleted", key=str(key), target=s.target_path(copy))
 
 
-def _drop_state(rule: SyncRule, sides: Sides, key: ObjectKey) -> None:
+def _orphan_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
+    """Leave the copy (deletion is not propagated) and mark it as orphaned."""
+    if (_meta(copy).get("annotations") or {}).get(ORPHANED_ANNOTATION) != "true":
+        patch = {"metadata": {"annotations": {ORPHANED_ANNOTATION: "true"}}}
+        s.record(s.rule.target.endpoint, s.target.merge_patch(s.target_path(copy), patch))
+        log_event(logger, "sync.copy_orphaned", key=str(key), target=s.target_path(copy))
+
+
+def _state_path(s: Sync, key: ObjectKey) -> str | None:
+    if s.rule.state_namespace is None:
+        return None
+    resource = s.rule.source.resource
+    name = state.state_secret_name(key.cluster, resource.api_version, resource.kind, key.namespace, key.name)
+    return f"/api/v1/namespaces/{s.rule.state_namespace}/secrets/{name}"
+
+
+def _drop_state(s: Sync, key: ObjectKey) -> None:
+    path = _state_path(s, key)
+    if path is None:
+        return
     try:
-        sides.service.delete(_state_path(rule, key))
+        s.target.delete(path)
     except ApiException as exc:
         if exc.status != 404:
             raise
 
 
-def sync_object(rule: SyncRule, sides: Sides, key: ObjectKey) -> None:
-    """Make the local copy of ``key`` match its kcp object (or clean up after it)."""
-    kcp = sides.kcp(key.cluster)
-    path = rule.remote.path(key.namespace, key.name)
-    remote = get_or_none(kcp, path)
-    copy = find_copy(rule, sides, key)
-    if remote is None:  # confirmed gone by a direct GET: remove what we made for it
-        if copy is not None:
-            _delete_local(rule, sides, key, copy)
-        _drop_state(rule, sides, key)
+def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
+    """The source object is confirmed gone: remove (or orphan) what we made for it."""
+    if copy is not None:
+        if s.rule.deletion == "propagate":
+            _delete_copy(s, key, copy)
+        else:
+            _orphan_copy(s, key, copy)
+    _drop_state(s, key)
+
+
+def sync_object(s: Sync, key: ObjectKey) -> None:
+    """Make the copy of ``key`` match its source object (or clean up after it)."""
+    source = s.source(key)
+    obj = get_or_none(source, s.source_path(key))
+    copy = find_copy(s, key)
+    if obj is None:  # confirmed gone by a direct GET
+        _source_gone(s, key, copy)
         return
-    if _meta(remote).get("deletionTimestamp"):
-        _finish_deletion(rule, sides, key, path, remote, copy)
+    if _meta(obj).get("deletionTimestamp"):
+        _finish_deletion(s, key, obj, copy)
         return
     namespace_obj = None
-    if rule.filter and rule.filter.get("namespace") and key.namespace:
-        namespace_obj = get_or_none(kcp, f"/api/v1/namespaces/{key.namespace}")
-    if not matches_filter(rule.filter, remote, namespace_obj):
-        _stop_syncing(rule, sides, key, path, remote, copy)
+    if filters.needs_namespace(s.rule.selector, obj):
+        namespace_obj = get_or_none(source, f"/api/v1/namespaces/{key.namespace}")
+    if not filters.matches(s.rule.selector, obj, namespace_obj):
+        _stop_syncing(s, key, obj, copy)
         return
-    if CLEANUP_FINALIZER not in (_meta(remote).get("finalizers") or []):
-        remote = _set_finalizers(
-            sides, key, path, remote, [*(_meta(remote).get("finalizers") or []), CLEANUP_FINALIZER]
-        )
-    copy = _apply_spec(rule, sides, key, remote, copy)
-    return_status(rule, sides, key, remote=remote, copy=copy)
+    if not s.rule.spec:
+        return
+    obj = _ensure_finalizer(s, key, obj)
+    copy = _apply_spec(s, key, obj, copy)
+    if s.rule.status == "return":
+        return_status(s, key, obj=obj, copy=copy)
+    elif s.rule.status == "carry":
+        _carry_status(s, key, obj, copy)
 
 
-def _workspace_path(rule: SyncRule, sides: Sides, key: ObjectKey) -> str | None:
-    if not rule.workspace_paths:
+def _workspace_path(s: Sync, key: ObjectKey) -> str | None:
+    if not s.rule.workspace_paths:
         return None
-    logical_cluster = sides.kcp(key.cluster).get(LOGICAL_CLUSTER)
+    logical_cluster = s.source(key).get(LOGICAL_CLUSTER)
     return str((_meta(logical_cluster).get("annotations") or {}).get("kcp.io/path") or key.cluster)
 
 
-def _ensure_namespace(sides: Sides, namespace: str) -> None:
-    if get_or_none(sides.service, f"/api/v1/namespaces/{namespace}") is None:
-        try:
-            sides.service.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
+def _ensure_namespace(s: Sync, location: placement.Location) -> None:
+    if not location.namespace or get_or_none(s.target, f"/api/v1/namespaces/{location.namespace}"):
+        return
+    namespace = location.namespace_object or {"metadata": {"name": location.namespace}}
+    try:
+        s.target.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
 
 
-def _apply_spec(rule: SyncRule, sides: Sides, key: ObjectKey, remote: Obj, copy: Obj | None) -> Obj:
-    """Create, adopt or three-way-merge the local copy; keep the last-applied state."""
-    workspace_path = _workspace_path(rule, sides, key)
-    namespace, name = rule.naming.render(
-        remote, key.cluster, workspace_path or key.cluster, local_namespaced=rule.local.namespaced
-    )
+def _locate(s: Sync, key: ObjectKey, obj: Obj, workspace_path: str | None) -> placement.Location:
+    try:
+        return placement.locate(
+            s.rule.placement,
+            obj,
+            key.cluster,
+            workspace_path or key.cluster,
+            target_namespaced=s.rule.target.resource.namespaced,
+        )
+    except TemplateError as exc:  # a rendered name that can never be valid: retrying cannot help
+        raise PermanentError(f"cannot place the copy of {key}: {exc}") from exc
+
+
+def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj:
+    """Create, adopt or three-way-merge the copy; keep the last-applied state."""
+    rule = s.rule
+    workspace_path = _workspace_path(s, key)
+    location = _locate(s, key, obj, workspace_path)
+    source = transforms.apply(rule.transforms, obj)
     wanted = desired_mod.build_desired(
-        remote,
-        local_api_version=rule.local.api_version,
-        local_kind=rule.local.kind,
-        local_namespace=namespace,
-        local_name=name,
+        source,
+        local_api_version=rule.target.resource.api_version,
+        local_kind=rule.target.resource.kind,
+        local_namespace=location.namespace,
+        local_name=location.name,
         cluster=key.cluster,
         workspace_path=workspace_path,
         agent=rule.agent,
+        keep_status=rule.status == "carry" and not rule.target.resource.status_subresource,
     )
-    content = desired_mod.managed_content(remote)  # api-syncagent's state: the kcp object, stripped
-    state_path = _state_path(rule, key)
-    secret = get_or_none(sides.service, state_path)
+    content = desired_mod.managed_content(source)  # api-syncagent's state: the source object, stripped
+    state_path = _state_path(s, key)
+    secret = get_or_none(s.target, state_path) if state_path else None
     entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
     last = state.read_state(secret, entry)
     if copy is None:
-        copy, last = _create_or_adopt(rule, sides, key, wanted, namespace, name, last)
+        copy, last = _create_or_adopt(s, key, obj, wanted, location, last)
     if _meta(copy).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
     patch = three_way_patch(last, wanted, copy)
     if patch is not None:
-        copy = sides.service.merge_patch(_local_path(rule, copy), patch)
-        _record(sides, "local", key, copy)
+        _stamp(s, patch)
+        copy = s.target.merge_patch(s.target_path(copy), patch)
+        s.record(rule.target.endpoint, copy)
         log_event(
-            logger,
-            "sync.updated",
-            key=str(key),
-            local=_local_path(rule, copy),
-            fields=",".join(sorted(patch)),
+            logger, "sync.updated", key=str(key), target=s.target_path(copy), fields=",".join(sorted(patch))
         )
-    if last != content:
-        _save_state(rule, sides, key, state_path, secret, entry, content)
+    if state_path is not None and last != content:
+        _save_state(s, key, state_path, secret, entry, content)
     return copy
 
 
+def _stamp(s: Sync, obj: Obj) -> None:
+    """Set the rule's write-time annotation (only on writes, so it never causes one)."""
+    annotation = transforms.timestamp_annotation(s.rule.transforms)
+    if annotation:
+        obj.setdefault("metadata", {}).setdefault("annotations", {})[annotation] = _now()
+
+
+def _collision(s: Sync, key: ObjectKey, existing: Obj) -> str | None:
+    """Why ``existing`` is not ours to adopt: it is the copy of another source object, or another agent's."""
+    labels = _meta(existing).get("labels") or {}
+    other = owner_ref(existing)
+    agent = labels.get(md.AGENT_LABEL)
+    if other is None and not agent:
+        return None
+    mine = desired_mod.remote_labels(key.cluster, key.namespace, key.name, s.rule.agent)
+    if all(labels.get(k) == v for k, v in mine.items() if k != md.AGENT_LABEL) and agent in (
+        None,
+        s.rule.agent,
+    ):
+        return None
+    owner = f"{other.cluster}/{other.namespace}/{other.name}" if other else "another object"
+    return (
+        f"name collision with {owner} (agent {agent or 'unknown'}): {s.target_path(existing)} on the target "
+        f"is already its copy; change the naming rule so that copies of different objects get different names"
+    )
+
+
 def _create_or_adopt(
-    rule: SyncRule, sides: Sides, key: ObjectKey, wanted: Obj, namespace: str, name: str, last: Obj | None
+    s: Sync, key: ObjectKey, obj: Obj, wanted: Obj, location: placement.Location, last: Obj | None
 ) -> tuple[Obj, Obj | None]:
-    if rule.local.namespaced:
-        _ensure_namespace(sides, namespace)
+    rule = s.rule
+    if rule.target.resource.namespaced:
+        _ensure_namespace(s, location)
+    body = {**wanted, "metadata": dict(wanted["metadata"])}
+    _stamp(s, body)
     try:
-        created = sides.service.create(rule.local.path(namespace), wanted)
+        created = s.target.create(rule.target.resource.path(location.namespace), body)
     except ApiException as exc:
         if exc.status != 409:
             raise
     else:
-        _record(sides, "local", key, created)
-        log_event(logger, "sync.created", key=str(key), local=_local_path(rule, created))
+        s.record(rule.target.endpoint, created)
+        log_event(logger, "sync.created", key=str(key), target=s.target_path(created))
         return created, last
-    existing = sides.service.get(rule.local.path(namespace, name))
+    existing = s.target.get(rule.target.resource.path(location.namespace, location.name))
     if _meta(existing).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)
-    labels = _meta(wanted).get("labels") or {}
-    annotations = _meta(wanted).get("annotations") or {}
-    adopted = sides.service.merge_patch(
-        rule.local.path(namespace, name), {"metadata": {"labels": labels, "annotations": annotations}}
-    )
-    _record(sides, "local", key, adopted)
-    log_event(logger, "sync.adopted", key=str(key), local=_local_path(rule, adopted))
-    return adopted, None  # no last-applied state for an adopted object: kcp's fields are applied in full
+    reason = _collision(s, key, existing)
+    if reason is not None:
+        record_event(s.source(key), obj, "NameCollision", reason)
+        raise PermanentError(reason)
+    log_event(logger, "sync.adopting", key=str(key), target=s.target_path(existing))
+    # no last-applied state for an adopted object: merge, so fields only set on the target survive
+    return existing, {}
 
 
-def _save_state(
-    rule: SyncRule,
-    sides: Sides,
-    key: ObjectKey,
-    path: str,
-    secret: Obj | None,
-    entry: str,
-    content: Obj,
-) -> None:
+def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: str, content: Obj) -> None:
+    rule = s.rule
+    assert rule.state_namespace is not None
+    resource = rule.source.resource
     wanted = state.state_secret(
         rule.state_namespace,
         key.cluster,
-        rule.remote.api_version,
-        rule.remote.kind,
+        resource.api_version,
+        resource.kind,
         key.namespace,
         key.name,
         {entry: content},
     )
     if secret is None:
         try:
-            sides.service.create(f"/api/v1/namespaces/{rule.state_namespace}/secrets", wanted)
+            s.target.create(f"/api/v1/namespaces/{rule.state_namespace}/secrets", wanted)
             return
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            secret = sides.service.get(path)
+            secret = s.target.get(path)
     data = {**(secret.get("data") or {}), **(wanted.get("data") or {})}
-    sides.service.replace(
+    s.target.replace(
         path,
         {
             **wanted,
@@ -278,52 +374,59 @@ def _save_state(
     )
 
 
-def _finish_deletion(
-    rule: SyncRule, sides: Sides, key: ObjectKey, path: str, remote: Obj, copy: Obj | None
-) -> None:
-    """kcp object deleting: delete the copy, wait until it is gone, drop the state, release the finalizer."""
-    if copy is not None:
-        _delete_local(rule, sides, key, copy)
+def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
+    """Source object deleting: delete (or orphan) the copy, wait until it is gone, drop the state,
+    release the finalizer."""
+    if copy is not None and s.rule.deletion == "propagate":
+        _delete_copy(s, key, copy)
         raise RequeueAfter(WAIT_FOR_DELETION)
-    _drop_state(rule, sides, key)
-    release_finalizer(sides, key, path, remote)
+    if copy is not None:
+        _orphan_copy(s, key, copy)
+    _drop_state(s, key)
+    release_finalizer(s, key, obj)
 
 
-def _stop_syncing(
-    rule: SyncRule, sides: Sides, key: ObjectKey, path: str, remote: Obj, copy: Obj | None
-) -> None:
-    """The object no longer matches the filter: release it; keep the copy unless the policy deletes."""
-    if copy is not None and rule.orphan_policy == "delete":
-        _delete_local(rule, sides, key, copy)
-        _drop_state(rule, sides, key)
-    release_finalizer(sides, key, path, remote)
+def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
+    """The object no longer matches the selector: release it; keep the copy unless the rule deletes."""
+    if copy is not None and s.rule.unmatched == "delete":
+        _delete_copy(s, key, copy)
+        _drop_state(s, key)
+    release_finalizer(s, key, obj)
 
 
-def return_status(
-    rule: SyncRule, sides: Sides, key: ObjectKey, *, remote: Obj | None = None, copy: Obj | None = None
-) -> None:
-    """Copy the local copy's status to the kcp object's ``/status`` when they differ."""
-    kcp = sides.kcp(key.cluster)
-    path = rule.remote.path(key.namespace, key.name)
-    remote = remote if remote is not None else get_or_none(kcp, path)
-    if remote is None or _meta(remote).get("deletionTimestamp") or not rule.remote.status_subresource:
+def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj | None = None) -> None:
+    """Copy the copy's status to the source object's ``/status`` when they differ."""
+    if s.rule.status != "return" or not s.rule.source.resource.status_subresource:
         return
-    copy = copy if copy is not None else find_copy(rule, sides, key)
-    if copy is None or "status" not in copy or copy["status"] == remote.get("status"):
+    source = s.source(key)
+    obj = obj if obj is not None else get_or_none(source, s.source_path(key))
+    if obj is None or _meta(obj).get("deletionTimestamp"):
         return
-    updated = kcp.replace(f"{path}/status", {**remote, "status": copy["status"]})
-    _record(sides, "kcp", key, updated, key.cluster)
+    copy = copy if copy is not None else find_copy(s, key)
+    if copy is None or "status" not in copy or copy["status"] == obj.get("status"):
+        return
+    updated = source.replace(f"{s.source_path(key)}/status", {**obj, "status": copy["status"]})
+    s.record(s.rule.source.endpoint, updated)
     log_event(logger, "sync.status_returned", key=str(key))
 
 
-def release_all(remote: Resource, rule_name: str, sides: Sides, everywhere: JsonApi) -> int:
-    """Release our finalizer on every kcp object of ``remote`` (its rule stopped syncing)."""
+def _carry_status(s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:
+    """Upsync: the source's status goes to the copy's ``/status`` (the copy has a status subresource)."""
+    if not s.rule.target.resource.status_subresource or obj.get("status") == copy.get("status"):
+        return
+    if "status" not in obj:
+        return
+    updated = s.target.replace(f"{s.target_path(copy)}/status", {**copy, "status": obj["status"]})
+    s.record(s.rule.target.endpoint, updated)
+    log_event(logger, "sync.status_carried", key=str(key))
+
+
+def release_all(s: Sync, everywhere: JsonApi, key_of: Callable[[ObjectRef], ObjectKey]) -> int:
+    """Release the rule's finalizer on every source object (the rule stopped syncing)."""
     released = 0
-    for obj in everywhere.get(remote.path()).get("items") or []:
-        if CLEANUP_FINALIZER not in (_meta(obj).get("finalizers") or []):
+    for obj in everywhere.get(s.rule.source.resource.path()).get("items") or []:
+        if s.rule.finalizer not in (_meta(obj).get("finalizers") or []):
             continue
-        ref = ObjectRef.of(obj)
-        key = ObjectKey("sync", rule_name, ref.cluster, ref.namespace, ref.name)
-        release_finalizer(sides, key, remote.path(ref.namespace, ref.name), obj)
+        release_finalizer(s, key_of(ObjectRef.of(obj)), obj)
         released += 1
     return released

@@ -1,18 +1,27 @@
-"""Sync rules: the engine's only input. Each mode turns its API objects into these (DESIGN §1)."""
+"""Sync rules: the engine's only input. Each mode turns its API objects into these (DESIGN §1, §10).
+
+A rule says which objects of a *source* endpoint map to which objects of a *target* endpoint, and
+which directions are on. For spec-down sync the source is upstream (kcp) and the target downstream
+(a cluster); an upsync rule (edge mode) has them the other way round. Rules are plain data (a
+pydantic model), so the watcher can publish them in the rule registry and every worker reads the
+same rule back.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from syncflow.kube.jsonapi import resource_path
-from syncflow.sync.naming import NamingRule
-
-OrphanPolicy = Literal["keep", "delete"]
+from syncflow.sync.metadata import CLEANUP_FINALIZER
 
 
-@dataclass(frozen=True)
-class Resource:
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Resource(_Frozen):
     """One side's resource: where its objects live and what they look like."""
 
     group: str
@@ -20,12 +29,17 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool
-    status_subresource: bool
+    status_subresource: bool = False
 
     @property
     def api_version(self) -> str:
         """``group/version`` (``version`` for the core group)."""
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """``plural.group`` (``plural`` for the core group)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def path(self, namespace: str = "", name: str = "") -> str:
         """The collection (``name`` empty) or object path; all namespaces when ``namespace`` is empty."""
@@ -34,16 +48,114 @@ class Resource:
         )
 
 
-@dataclass(frozen=True)
-class SyncRule:
-    """Which upstream objects map to which downstream objects, and how."""
+class Side(_Frozen):
+    """A resource on an endpoint (an endpoint name the mode's ``Endpoints`` resolves).
+
+    ``cluster`` fixes the logical cluster of every object on this side (a plain cluster, or one
+    kcp workspace); None means each object's own cluster (the APIExport virtual workspace).
+    """
+
+    endpoint: str
+    resource: Resource
+    cluster: str | None = None
+
+
+class Selector(_Frozen):
+    """Which source objects a rule syncs; empty fields match everything.
+
+    ``labels``/``annotations`` are label-selector expressions (kube syntax) over the object's labels
+    and annotations; ``fields`` a field selector evaluated on the object (e.g.
+    ``type!=kubernetes.io/service-account-token``); ``namespace_labels`` a selector over the labels of
+    the source Namespace of a namespaced object.
+    """
+
+    labels: str = ""
+    annotations: str = ""
+    fields: str = ""
+    namespaces: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    namespace_labels: str = ""
+
+
+class NamingPlacement(_Frozen):
+    """Target namespace and name from Go templates (publish mode's ``spec.naming``)."""
+
+    kind: Literal["naming"] = "naming"
+    namespace: str | None = None
+    name: str | None = None
+
+
+class NamespaceMapping(_Frozen):
+    """Same name; each (cluster, namespace) of the source gets its own target namespace
+    ``<prefix><hash>`` with a locator annotation pointing back (the TMC syncer's mapping)."""
+
+    kind: Literal["namespace-mapping"] = "namespace-mapping"
+    prefix: str = "kcp-"
+    locator_annotation: str = "kcp.io/namespace-locator"
+    locator: dict[str, Any] = Field(default_factory=dict)
+    """Fixed locator fields (e.g. the sync target); ``cluster`` and ``namespace`` are added per object."""
+
+
+class IdentityPlacement(_Frozen):
+    """Same namespace and name on the target; ``names`` renames individual objects (renaturing)."""
+
+    kind: Literal["identity"] = "identity"
+    names: dict[str, str] = Field(default_factory=dict)
+
+
+Placement = Annotated[NamingPlacement | NamespaceMapping | IdentityPlacement, Field(discriminator="kind")]
+
+
+class DropFields(_Frozen):
+    """Remove fields from the target object (dotted paths; ``[]`` steps into every list item)."""
+
+    kind: Literal["drop-fields"] = "drop-fields"
+    paths: tuple[str, ...]
+
+
+class DropAnnotations(_Frozen):
+    """Do not copy annotations whose key starts with one of ``prefixes``."""
+
+    kind: Literal["drop-annotations"] = "drop-annotations"
+    prefixes: tuple[str, ...]
+
+
+class Annotate(_Frozen):
+    """Set fixed annotations on the target object; ``timestamp`` names one set to the write time."""
+
+    kind: Literal["annotate"] = "annotate"
+    annotations: dict[str, str] = Field(default_factory=dict)
+    timestamp: str | None = None
+
+
+Transform = Annotated[DropFields | DropAnnotations | Annotate, Field(discriminator="kind")]
+
+
+class SyncRule(_Frozen):
+    """Which source objects map to which target objects, and how (DESIGN §10).
+
+    Directions: ``spec`` copies the source object to the target; ``status`` is ``return`` (the
+    target's status flows back to the source, spec-down sync), ``carry`` (the source's status goes
+    with the object, upsync) or ``none``. ``deletion`` says what a source deletion does to the
+    copy: ``propagate`` deletes it first, ``orphan`` leaves it marked. ``unmatched`` says what happens
+    to the copy of an object that stops matching the selector. ``finalizer`` is held on source
+    objects while they have a copy (None: deletions are found by a confirmed GET instead).
+    ``state_namespace`` is the target namespace of the last-applied state Secrets (None: no state;
+    every update replaces the managed fields). ``watch_source`` False means the source is polled.
+    """
 
     name: str
-    remote: Resource
-    local: Resource
-    naming: NamingRule
-    filter: dict[str, Any] | None
-    workspace_paths: bool
     agent: str
-    state_namespace: str
-    orphan_policy: OrphanPolicy = "keep"
+    source: Side
+    target: Side
+    selector: Selector = Selector()
+    placement: Placement = IdentityPlacement()
+    transforms: tuple[Transform, ...] = ()
+    spec: bool = True
+    status: Literal["return", "carry", "none"] = "return"
+    deletion: Literal["propagate", "orphan"] = "propagate"
+    unmatched: Literal["keep", "delete"] = "keep"
+    finalizer: str | None = CLEANUP_FINALIZER
+    state_namespace: str | None = None
+    workspace_paths: bool = False
+    watch_source: bool = True

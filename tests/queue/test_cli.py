@@ -30,6 +30,6 @@ def test_worker_and_beat_options_are_documented() -> None:
 
 def test_worker_sync_policy_options() -> None:
     worker = CliRunner().invoke(main, ["worker", "--help"])
-    assert "--orphan-policy" in worker.output and "--resync-period" in worker.output
-    bad = CliRunner().invoke(main, ["worker", "--orphan-policy", "shred"])
+    assert "--resync-period" in worker.output
+    bad = CliRunner().invoke(main, ["watch", "--orphan-policy", "shred"])
     assert bad.exit_code == 2 and "'shred' is not one of 'keep', 'delete'" in bad.output

@@ -1,4 +1,5 @@
-"""spec.filter: resource labels on the object, namespace labels on the kcp Namespace."""
+"""Rule selectors: publish mode's spec.filter (resource labels on the object, namespace labels on the
+kcp Namespace) and the engine's other selector fields."""
 
 from __future__ import annotations
 
@@ -6,12 +7,23 @@ from typing import Any
 
 import pytest
 
-from syncflow.sync.filters import matches_filter
+from syncflow.api.publishedresource import Filter
+from syncflow.modes.publish.rules import selector_of
+from syncflow.sync.filters import matches
+from syncflow.sync.rule import Selector
 
 FILTER = {
     "resource": {"matchLabels": {"include": "me"}},
     "namespace": {"matchExpressions": [{"key": "sync", "operator": "In", "values": ["true"]}]},
 }
+
+
+def matches_filter(
+    spec_filter: dict[str, Any] | None, obj: dict[str, Any], namespace_obj: dict[str, Any] | None
+) -> bool:
+    return matches(
+        selector_of(Filter.model_validate(spec_filter) if spec_filter else None), obj, namespace_obj
+    )
 
 
 def thing(labels: dict[str, str], namespace: str = "team-a") -> dict[str, Any]:
@@ -57,3 +69,16 @@ def test_objects_without_labels() -> None:
     assert matches_filter(
         {"resource": {"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}}, {"metadata": {}}, None
     )
+
+
+def test_annotation_field_namespace_and_name_selectors() -> None:
+    obj = {
+        "metadata": {"name": "a", "namespace": "ns1", "annotations": {"team": "x"}},
+        "type": "kubernetes.io/service-account-token",
+    }
+    assert matches(Selector(annotations="team=x", namespaces=("ns1",), names=("a",)), obj)
+    assert not matches(Selector(annotations="team=y"), obj)
+    assert not matches(Selector(namespaces=("ns2",)), obj)
+    assert not matches(Selector(names=("b",)), obj)
+    assert not matches(Selector(fields="type!=kubernetes.io/service-account-token"), obj)
+    assert matches(Selector(fields="type!=Opaque"), obj)

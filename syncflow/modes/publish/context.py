@@ -1,35 +1,55 @@
-"""What publish-mode tasks need in a worker process, built once per process from the settings."""
+"""What publish mode's processes need, built once per process from the settings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cached_property
 
 from kubernetes.client import ApiClient
 from redis import Redis
 
+from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.kube.clients import for_url, load_client
+from syncflow.keys import ObjectKey
+from syncflow.kube.bookmarks import RedisBookmarks
+from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.modes.publish.clients import PublishEndpoints
 from syncflow.modes.publish.endpoint import ExportEndpoint, export_client, resolve
 from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
-from syncflow.modes.publish.rules import RuleCache, resource_of
+from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules, RuleSettings, release_rule
+from syncflow.modes.publish.watcher import PublishWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.errors import TransientError
+from syncflow.queue.layout import agent_prefix
 from syncflow.sync.echoes import OwnWrites
-from syncflow.sync.reconciler import Sides, release_all
+from syncflow.sync.orchestration import SyncManager
+from syncflow.sync.process import WatchProcess
+from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.worker import RuleWorker
+
+
+def slice_ref(settings: Settings) -> str:
+    """``--apiexportendpointslice-ref``, which publish mode requires."""
+    if not settings.apiexportendpointslice_ref:
+        raise ConfigError(
+            "apiexportendpointslice_ref: required in publish mode (--apiexportendpointslice-ref)"
+        )
+    return settings.apiexportendpointslice_ref
+
+
+def rule_settings(settings: Settings) -> RuleSettings:
+    """The settings every publish rule carries."""
+    return RuleSettings(settings.agent_name, settings.namespace, settings.orphan_policy)
 
 
 @dataclass
 class PublishContext:
-    """Clients for the service cluster, the APIExport's workspace and its virtual workspace."""
+    """Clients for the service cluster, the APIExport's workspace and its virtual workspace (workers)."""
 
     settings: Settings
     redis: Redis
     budget: RequestBudget | None = None
-    rules: RuleCache = field(default_factory=RuleCache)
-    _clusters: dict[str, JsonApi] = field(default_factory=dict)
 
     @cached_property
     def kcp(self) -> ApiClient:
@@ -39,11 +59,7 @@ class PublishContext:
     @cached_property
     def endpoint(self) -> ExportEndpoint:
         """The managed APIExport (resolved once)."""
-        if not self.settings.apiexportendpointslice_ref:
-            raise ConfigError(
-                "apiexportendpointslice_ref: required in publish mode (--apiexportendpointslice-ref)"
-            )
-        return resolve(self.kcp, self.settings.apiexportendpointslice_ref)
+        return resolve(self.kcp, slice_ref(self.settings))
 
     def _budget(self, endpoint: str) -> Callable[[], None]:
         """Takes one request from the endpoint's budget shared by every worker (waits when empty)."""
@@ -54,43 +70,35 @@ class PublishContext:
     def target(self) -> PublishTarget:
         """What the control-plane reconcilers talk to."""
         export_workspace = export_client(self.kcp, self.endpoint.export_path)
-        export_workspace.before_request = self._budget(KCP_ENDPOINT)
+        export_workspace.before_request = self._budget(KCP)
         return PublishTarget(
-            service=JsonApi(
-                load_client(self.settings.kubeconfig), before_request=self._budget(SERVICE_ENDPOINT)
-            ),
+            service=JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(SERVICE)),
             export_workspace=export_workspace,
             export_name=self.endpoint.export_name,
             agent_name=self.settings.agent_name,
             selector=self.settings.published_resource_selector,
         )
 
-    def virtual_workspace(self, cluster: str) -> JsonApi:
-        """The virtual workspace URL of one logical cluster."""
-        if cluster not in self._clusters:
-            urls = self.endpoint.urls or resolve(self.kcp, self.endpoint.slice_name).urls
-            if not urls:
-                raise TransientError("the APIExport has no virtual workspace URL yet (no binding)")
-            self._clusters[cluster] = JsonApi(
-                for_url(self.kcp, f"{urls[0]}/clusters/{cluster}"), before_request=self._budget(KCP_ENDPOINT)
-            )
-        return self._clusters[cluster]
-
-    def release(self, schema_name: str) -> int:
-        """Release our finalizer on every kcp object of a schema (through the virtual workspace)."""
-        schema = self.target.export_workspace.get(f"{SCHEMAS}/{schema_name}")
-        return release_all(resource_of(schema["spec"]), "release", self.sides, self.virtual_workspace("*"))
+    @cached_property
+    def endpoints(self) -> PublishEndpoints:
+        """The engine's view of the two sides."""
+        return PublishEndpoints(self.kcp, self.target.service, slice_ref(self.settings), self._budget(KCP))
 
     @cached_property
-    def sides(self) -> Sides:
-        """The two endpoints of the sync engine."""
-        return Sides(
-            self.virtual_workspace, self.target.service, OwnWrites(self.redis, self.settings.agent_name)
+    def worker(self) -> RuleWorker:
+        """The engine's task bodies."""
+        return RuleWorker(
+            RuleRegistry(self.redis, self.settings.agent_name),
+            self.endpoints,
+            OwnWrites(self.redis, self.settings.agent_name),
         )
 
+    def release(self, published: str, schema_name: str) -> int:
+        """End a PublishedResource's rule and release our finalizer on every kcp object of its schema."""
+        schema = self.target.export_workspace.get(f"{SCHEMAS}/{schema_name}")
+        return self.worker.release(release_rule(schema["spec"], published, self.settings.agent_name))
 
-KCP_ENDPOINT = "kcp"
-SERVICE_ENDPOINT = "service"
+
 _contexts: dict[int, PublishContext] = {}
 
 
@@ -100,3 +108,34 @@ def publish_context(settings: Settings, redis: Redis, budget: RequestBudget | No
     if context is None or context.settings is not settings:
         context = _contexts[id(settings)] = PublishContext(settings, redis, budget)
     return context
+
+
+def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
+    """The engine's task bodies with publish mode's endpoints (one per process)."""
+    return publish_context(settings, redis, budget).worker
+
+
+def watch_process(settings: Settings) -> WatchProcess:
+    """``syncflow watch`` in publish mode: the Lease and the watches live in the service cluster."""
+    ref = slice_ref(settings)
+    tasks.bind(settings)
+    redis = tasks.runtime.service.redis
+    service = load_client(settings.kubeconfig)
+    kcp = load_client(settings.kcp_kubeconfig)
+
+    def build(enqueue: Callable[[Iterable[ObjectKey], bool], None]) -> PublishWatcher:
+        service_json = JsonApi(service)
+        rules = PublishRules(kcp, service_json, settings.published_resource_selector, rule_settings(settings))
+        endpoints = PublishEndpoints(kcp, service_json, ref)
+        bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
+        manager = SyncManager(
+            rules.desired,
+            RuleRegistry(redis, settings.agent_name),
+            endpoints,
+            enqueue,
+            bookmarks,
+            OwnWrites(redis, settings.agent_name),
+        )
+        return PublishWatcher(kcp, service, rules, endpoints, manager, enqueue, bookmarks)
+
+    return WatchProcess(settings, service, build)

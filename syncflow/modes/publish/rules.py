@@ -1,20 +1,32 @@
-"""Publish mode's front-end to the engine: a PublishedResource (with its schema) as a SyncRule."""
+"""Publish mode's front-end to the engine: each PublishedResource (with its schema) as a sync rule.
+
+The watcher asks ``PublishRules.desired`` every pass; a PublishedResource is ``ready`` once it is
+projected, its schema is served by the virtual workspace and its local type exists; ``pending``
+(with the reason) before that; absent (so ``gone``) when deleted, deleting or disabled.
+"""
 
 from __future__ import annotations
 
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.api.publishedresource import PublishedResource
+from syncflow.api.publishedresource import Filter, PublishedResource
+from syncflow.kube.clients import for_cluster, for_url
+from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.publish import source
-from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS, PublishTarget
-from syncflow.sync.naming import NamingRule
-from syncflow.sync.rule import OrphanPolicy, Resource, SyncRule
+from syncflow.modes.publish.endpoint import ExportEndpoint
+from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
+from syncflow.selectors import LabelSelector
+from syncflow.sync.registry import RuleEntry
+from syncflow.sync.rule import NamingPlacement, Resource, Selector, Side, SyncRule
 
 Obj = dict[str, Any]
+KCP = "kcp"
+SERVICE = "service"
 
 
 def _storage_version(versions: list[Obj]) -> Obj:
@@ -34,54 +46,122 @@ def resource_of(spec: Obj) -> Resource:
     )
 
 
+def selector_of(spec_filter: Filter | None) -> Selector:
+    """``spec.filter`` as an engine selector (resource labels, kcp Namespace labels)."""
+    if spec_filter is None:
+        return Selector()
+    dumped = spec_filter.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return Selector(
+        labels=str(LabelSelector.from_dict(dumped.get("resource"))),
+        namespace_labels=str(LabelSelector.from_dict(dumped.get("namespace"))),
+    )
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """What every publish rule shares: the agent, the state namespace and the orphan policy."""
+
+    agent: str
+    state_namespace: str
+    orphan_policy: str = "keep"
+
+
 def build_rule(
-    target: PublishTarget, obj: Obj, state_namespace: str, orphan_policy: OrphanPolicy
-) -> SyncRule | None:
-    """The sync rule of a PublishedResource, or None if it does not sync (not ready, disabled, deleting)."""
-    published = PublishedResource.parse(obj)
-    schema_name = (obj.get("status") or {}).get("resourceSchemaName")
-    if not schema_name or not published.sync_enabled or obj["metadata"].get("deletionTimestamp"):
-        return None
-    schema = target.export_workspace.get(f"{SCHEMAS}/{schema_name}")
-    resource = published.spec.resource
-    crds = target.service.get(source.CRD_PATH)["items"]
-    local, _ = source.source_spec(target.service, resource.api_group, resource.kind, crds)
+    published: PublishedResource, schema_spec: Obj, local_spec: Obj, settings: RuleSettings
+) -> SyncRule:
+    """The sync rule of a projected PublishedResource."""
     naming = published.spec.naming
-    spec_filter = published.spec.filter
     return SyncRule(
         name=published.name,
-        remote=resource_of(schema["spec"]),
-        local=resource_of(local),
-        naming=NamingRule(naming.namespace if naming else None, naming.name if naming else None),
-        filter=spec_filter.model_dump(by_alias=True, exclude_none=True, mode="json") if spec_filter else None,
+        agent=settings.agent,
+        source=Side(endpoint=KCP, resource=resource_of(schema_spec)),
+        target=Side(endpoint=SERVICE, resource=resource_of(local_spec)),
+        selector=selector_of(published.spec.filter),
+        placement=NamingPlacement(namespace=naming.namespace, name=naming.name)
+        if naming
+        else NamingPlacement(),
+        unmatched="delete" if settings.orphan_policy == "delete" else "keep",
+        state_namespace=settings.state_namespace,
         workspace_paths=bool(published.spec.enable_workspace_paths),
-        agent=target.agent_name,
-        state_namespace=state_namespace,
-        orphan_policy=orphan_policy,
+    )
+
+
+def release_rule(schema_spec: Obj, name: str, agent: str) -> SyncRule:
+    """A rule that can only release finalizers: its source side is all that matters."""
+    resource = resource_of(schema_spec)
+    return SyncRule(
+        name=name,
+        agent=agent,
+        source=Side(endpoint=KCP, resource=resource),
+        target=Side(endpoint=SERVICE, resource=resource),
     )
 
 
 @dataclass
-class RuleCache:
-    """Sync rules by PublishedResource name, rebuilt after ``ttl`` seconds so edits take effect."""
+class PublishRules:
+    """Computes the rules of every served PublishedResource (watch side)."""
 
-    ttl: float = 5.0
-    _rules: dict[str, tuple[float, SyncRule | None]] = field(default_factory=dict)
+    kcp: ApiClient
+    service: JsonApi
+    selector: str
+    settings: RuleSettings
+    endpoint: ExportEndpoint | None = None
+    _cache: dict[str, tuple[tuple[str, tuple[str, ...]], RuleEntry]] = field(default_factory=dict)
 
-    def get(
-        self, target: PublishTarget, name: str, state_namespace: str, orphan_policy: OrphanPolicy
-    ) -> SyncRule | None:
-        """The rule of PublishedResource ``name`` (None when it is gone or does not sync)."""
-        cached = self._rules.get(name)
-        if cached is not None and time.monotonic() - cached[0] < self.ttl:
-            return cached[1]
+    def desired(self) -> Mapping[str, RuleEntry]:
+        """One entry per PublishedResource that is not deleted, deleting or disabled."""
+        assert self.endpoint is not None, "resolve the endpoint first"
+        query = {"labelSelector": self.selector} if self.selector else {}
+        items = self.service.get(PUBLISHED_RESOURCES, **query).get("items") or []
+        wanted: dict[str, RuleEntry] = {}
+        for obj in items:
+            meta = obj["metadata"]
+            try:
+                published = PublishedResource.parse(obj)
+            except ValueError as exc:
+                wanted[meta["name"]] = RuleEntry.pending(f"invalid spec: {exc}")
+                continue
+            if meta.get("deletionTimestamp") or not published.sync_enabled:
+                continue
+            version = (meta.get("resourceVersion", ""), self.endpoint.urls)
+            cached = self._cache.get(meta["name"])
+            if cached is None or cached[0] != version or cached[1].state != "ready":
+                cached = (version, self._entry(published, obj))
+                self._cache[meta["name"]] = cached
+            wanted[meta["name"]] = cached[1]
+        for name in set(self._cache) - set(wanted):
+            del self._cache[name]
+        return wanted
+
+    def _entry(self, published: PublishedResource, obj: Obj) -> RuleEntry:
+        assert self.endpoint is not None
+        schema_name = (obj.get("status") or {}).get("resourceSchemaName")
+        if not schema_name:
+            return RuleEntry.pending("not projected yet (see the PublishedResource's Ready condition)")
+        if not self.endpoint.urls:
+            return RuleEntry.pending("no virtual workspace URL yet: no workspace binds the APIExport")
         try:
-            obj = target.service.get(f"{PUBLISHED_RESOURCES}/{name}")
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-            rule = None
-        else:
-            rule = build_rule(target, obj, state_namespace, orphan_policy)
-        self._rules[name] = (time.monotonic(), rule)
-        return rule
+            schema = JsonApi(for_cluster(self.kcp, self.endpoint.export_path)).get(f"{SCHEMAS}/{schema_name}")
+            resource = published.spec.resource
+            crds = self.service.get(source.CRD_PATH)["items"]
+            local, _ = source.source_spec(self.service, resource.api_group, resource.kind, crds)
+        except Exception as exc:  # the next pass tries again
+            return RuleEntry.pending(f"{type(exc).__name__}: {exc}")
+        rule = build_rule(published, schema["spec"], local, self.settings)
+        remote = rule.source.resource
+        for url in self.endpoint.urls:
+            if not self._served(url, remote):
+                return RuleEntry.pending(
+                    f"{remote.group_resource}/{remote.version} is not served by the virtual workspace yet"
+                )
+        return RuleEntry.ready(rule)
+
+    def _served(self, url: str, resource: Resource) -> bool:
+        group_version = (
+            f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+        )
+        try:
+            listing = JsonApi(for_url(self.kcp, f"{url}/clusters/*")).get(group_version)
+        except ApiException:
+            return False
+        return resource.plural in {r["name"] for r in listing.get("resources") or []}

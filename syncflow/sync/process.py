@@ -1,4 +1,8 @@
-"""The ``syncflow watch`` process: leader election, the publish watcher of each term, health."""
+"""The ``syncflow watch`` process of any mode: leader election, the mode's watcher per term, health.
+
+While this replica leads (or always, without leader election), the mode's watcher runs: it watches
+the mode's API objects and both sides of every ready rule and enqueues keys; it never writes objects.
+"""
 
 from __future__ import annotations
 
@@ -7,41 +11,46 @@ import os
 import signal
 import socket
 import threading
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from kubernetes.client import ApiClient
 
 from syncflow import tasks
-from syncflow.config import ConfigError, Settings
+from syncflow.config import Settings
 from syncflow.health import HealthServer
 from syncflow.keys import ObjectKey
-from syncflow.kube.bookmarks import RedisBookmarks
-from syncflow.kube.clients import load_client
 from syncflow.kube.leader import LeaderElector
 from syncflow.logs import configure_logging, log_event
-from syncflow.modes.publish import tasks as publish_tasks
-from syncflow.modes.publish.watcher import PublishWatcher
-from syncflow.queue.layout import agent_prefix
-from syncflow.sync.echoes import OwnWrites
 
 logger = logging.getLogger("syncflow.watch")
 
-PUBLISH_TASKS = publish_tasks.__name__  # importing it registers the verbs this process enqueues
+
+class Watcher(Protocol):
+    """A mode's watcher for one leadership term."""
+
+    def run(self, stop: threading.Event) -> None:
+        """Watch and enqueue until ``stop`` is set."""
+
+    def ready(self) -> tuple[bool, dict[str, Any]]:
+        """Whether it is syncing (every watch listed and connected), with details."""
+
+
+WatcherFactory = Callable[[Callable[[Iterable[ObjectKey], bool], None]], Watcher]
+"""Builds a term's watcher around the enqueue function."""
 
 
 class WatchProcess:
-    """Runs the publish watcher while this replica leads (or always, without leader election)."""
+    """Runs the mode's watcher while this replica leads the agent's Lease."""
 
-    def __init__(self, settings: Settings) -> None:
-        if not settings.apiexportendpointslice_ref:
-            raise ConfigError("apiexportendpointslice_ref: required (--apiexportendpointslice-ref)")
+    def __init__(self, settings: Settings, lease_client: ApiClient, make_watcher: WatcherFactory) -> None:
         self.settings = settings
         configure_logging(settings.log_format, agent=settings.qualified_agent_name)
-        tasks.bind(settings)
-        self.queue = tasks.runtime.service
-        self.service = load_client(settings.kubeconfig)
-        self.kcp = load_client(settings.kcp_kubeconfig)
+        self.queue = tasks.runtime.service  # bound to ``settings`` by the caller
+        self.make_watcher = make_watcher
         self.identity = f"{settings.qualified_agent_name}_{socket.gethostname()}_{os.getpid()}"
         self.elector = LeaderElector(
-            self.service,
+            lease_client,
             settings.namespace,
             f"syncagent.{settings.agent_name}",
             self.identity,
@@ -50,26 +59,17 @@ class WatchProcess:
             retry_period=settings.retry_period,
         )
         self.stop = threading.Event()
-        self._term: tuple[PublishWatcher, threading.Event, threading.Thread] | None = None
+        self._term: tuple[Watcher, threading.Event, threading.Thread] | None = None
 
-    def _enqueue(self, keys: list[ObjectKey] | Any, bulk: bool) -> None:
-        keys = list(keys)
-        if keys:
-            self.queue.add_many(keys, bulk=bulk)
+    def _enqueue(self, keys: Iterable[ObjectKey], bulk: bool) -> None:
+        batch = list(keys)
+        if batch:
+            self.queue.add_many(batch, bulk=bulk)
 
     def _start_term(self) -> None:
-        watcher = PublishWatcher(
-            self.service,
-            self.kcp,
-            self.settings.apiexportendpointslice_ref or "",
-            self.settings.agent_name,
-            self.settings.published_resource_selector,
-            RedisBookmarks(self.queue.redis, agent_prefix(self.settings.agent_name) + "watch"),
-            self._enqueue,
-            echoes=OwnWrites(self.queue.redis, self.settings.agent_name),
-        )
+        watcher = self.make_watcher(self._enqueue)
         term_stop = threading.Event()
-        thread = threading.Thread(target=watcher.run, args=(term_stop,), name="publish-watcher", daemon=True)
+        thread = threading.Thread(target=watcher.run, args=(term_stop,), name="watcher", daemon=True)
         self._term = (watcher, term_stop, thread)
         thread.start()
 
@@ -81,12 +81,12 @@ class WatchProcess:
             self._term = None
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
-        """Ready when leading with every watch synced, or as a standby that sees a leader."""
+        """Ready when leading with every watch listed and connected, or as a standby that sees a leader."""
         if self._term is not None:
             ready, details = self._term[0].ready()
             return ready, {"role": "leader", "identity": self.identity, **details}
         holder = self.elector.observed_holder
-        return holder is not None, {"role": "standby", "identity": self.identity, "leader": holder}
+        return bool(holder), {"role": "standby", "identity": self.identity, "leader": holder or ""}
 
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM."""

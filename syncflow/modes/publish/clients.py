@@ -1,0 +1,55 @@
+"""Publish mode's endpoints: ``kcp`` is the APIExport's virtual workspace, ``service`` the service cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubernetes.client import ApiClient
+
+from syncflow.kube.clients import for_url
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
+from syncflow.modes.publish.rules import KCP, SERVICE
+from syncflow.queue.errors import TransientError
+
+BeforeRequest = Callable[[], None] | None
+
+
+@dataclass
+class PublishEndpoints:
+    """Clients of the virtual workspace (per logical cluster, and ``*`` per shard URL) and the service
+    cluster. ``endpoint`` is resolved on first use unless the watcher keeps it current."""
+
+    kcp: ApiClient
+    service: JsonApi
+    slice_ref: str
+    kcp_budget: BeforeRequest = None
+    endpoint: ExportEndpoint | None = None
+    _clusters: dict[str, JsonApi] = field(default_factory=dict)
+
+    def _urls(self) -> tuple[str, ...]:
+        if self.endpoint is None or not self.endpoint.urls:
+            self.endpoint = resolve(self.kcp, self.slice_ref)
+        if not self.endpoint.urls:
+            raise TransientError("the APIExport has no virtual workspace URL yet (no workspace binds it)")
+        return self.endpoint.urls
+
+    def _vw(self, url: str) -> JsonApi:
+        return JsonApi(for_url(self.kcp, url), before_request=self.kcp_budget)
+
+    def api(self, endpoint: str, cluster: str) -> JsonApi:
+        """The virtual workspace of one logical cluster, or the service cluster."""
+        if endpoint == SERVICE:
+            return self.service
+        if endpoint != KCP:
+            raise ValueError(f"publish mode has no endpoint {endpoint!r}")
+        if cluster not in self._clusters:
+            self._clusters[cluster] = self._vw(f"{self._urls()[0]}/clusters/{cluster}")
+        return self._clusters[cluster]
+
+    def everywhere(self, endpoint: str) -> list[JsonApi]:
+        """``*`` of every virtual workspace URL, or the service cluster."""
+        if endpoint == SERVICE:
+            return [self.service]
+        return [self._vw(f"{url}/clusters/*") for url in self._urls()]

@@ -1,0 +1,177 @@
+"""The sync manager: publishes the rules a mode wants and runs one pair of watches per ready rule.
+
+Each pass asks the mode's front-end for its rules (computed from its API objects), writes them to
+the rule registry, then starts the watches of rules that became ready and stops those of rules that
+changed, went pending or went away (kopf's orchestration, api-syncagent's syncmanager). A source
+watch maps each event to the object's ``sync`` key; a target watch maps a copy's change to its
+source object's ``status`` key (its deletion to ``sync``, which re-creates it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncflow.keys import ObjectKey
+from syncflow.kube.bookmarks import Bookmarks
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.refs import ObjectRef
+from syncflow.kube.watch import ResourceWatch
+from syncflow.logs import log_event
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.keys import STATUS, SYNC, key_for, owner_ref
+from syncflow.sync.metadata import AGENT_LABEL
+from syncflow.sync.registry import RuleEntry, RuleRegistry
+from syncflow.sync.rule import SyncRule
+from syncflow.sync.watches import Enqueue, KeyHandler, WatchSet
+
+logger = logging.getLogger("syncflow.watch")
+
+DesiredRules = Callable[[], Mapping[str, RuleEntry]]
+"""A mode's front-end: the rules its API objects ask for now, by name (absent: gone)."""
+
+
+@dataclass
+class SyncManager:
+    """Keeps the registry and the per-rule watches in line with what the mode wants."""
+
+    desired: DesiredRules
+    registry: RuleRegistry
+    endpoints: Endpoints
+    enqueue: Enqueue
+    bookmarks: Bookmarks
+    echoes: OwnWrites | None = None
+    watch_options: dict[str, Any] = field(default_factory=dict)
+    watches: WatchSet = field(default_factory=WatchSet)
+    _running: dict[str, tuple[SyncRule, tuple[JsonApi, ...]]] = field(default_factory=dict)
+
+    def reconcile(self) -> None:
+        """One pass: publish the wanted rules, then start and stop watches to match."""
+        wanted = dict(self.desired())
+        ready = _without_overlaps(wanted)
+        for name in self.registry.publish(wanted):
+            entry = wanted.get(name)
+            log_event(
+                logger,
+                "rule.changed",
+                rule=name,
+                state=entry.state if entry else "gone",
+                reason=entry.reason if entry else "",
+            )
+        sources = {
+            name: tuple(self.endpoints.everywhere(rule.source.endpoint))
+            for name, rule in ready.items()
+            if rule.watch_source
+        }
+        for name, (rule, apis) in list(self._running.items()):
+            if ready.get(name) != rule or _hosts(sources.get(name, ())) != _hosts(apis):
+                self._stop(name)
+        for name, apis in sources.items():
+            if name not in self._running:
+                self._start(ready[name], apis)
+
+    def stop_all(self) -> None:
+        """Stop every watch."""
+        self.watches.stop_all()
+        self._running.clear()
+
+    def _watch_names(self, name: str) -> list[str]:
+        return [w for w in self.watches.watches if w.startswith((f"source:{name}:", f"target:{name}:"))]
+
+    def _stop(self, name: str) -> None:
+        for watch in self._watch_names(name):
+            self.watches.stop(watch)
+        del self._running[name]
+        log_event(logger, "rule.sync_stopped", rule=name)
+
+    def _own(self, endpoint: str) -> Callable[[ObjectRef, str], bool] | None:
+        """The echo filter of one endpoint: our own writes are not enqueued again."""
+        echoes = self.echoes
+        if echoes is None:
+            return None
+        return lambda ref, rv: echoes.is_own(endpoint, ref, rv)
+
+    def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...]) -> None:
+        def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+            return [key_for(SYNC, rule, ref)]
+
+        def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+            owner = owner_ref(obj) if obj is not None else None
+            if owner is None:
+                return []
+            # a deleted copy is re-created by a sync; any other change may carry a new status
+            if type == "DELETED":
+                return [key_for(SYNC, rule, owner)]
+            return [key_for(STATUS, rule, owner)] if rule.status == "return" else []
+
+        for index, api in enumerate(sources):
+            name = f"source:{rule.name}:{index}:{api.host}"
+            self.watches.start(
+                name,
+                ResourceWatch(
+                    api.api,
+                    rule.source.resource.path(),
+                    name,
+                    KeyHandler(self.enqueue, source_keys),
+                    self.bookmarks,
+                    label_selector=rule.selector.labels,
+                    ignore_resource_versions=self._own(rule.source.endpoint),
+                    **self.watch_options,
+                ),
+            )
+        target = self.endpoints.api(rule.target.endpoint, rule.target.cluster or "")
+        name = f"target:{rule.name}:{target.host}"
+        self.watches.start(
+            name,
+            ResourceWatch(
+                target.api,
+                rule.target.resource.path(),
+                name,
+                KeyHandler(self.enqueue, target_keys),
+                self.bookmarks,
+                label_selector=f"{AGENT_LABEL}={rule.agent}",
+                ignore_resource_versions=self._own(rule.target.endpoint),
+                **self.watch_options,
+            ),
+        )
+        self._running[rule.name] = (rule, sources)
+        log_event(
+            logger,
+            "rule.sync_started",
+            rule=rule.name,
+            source=f"{rule.source.endpoint}:{rule.source.resource.path()}",
+            target=f"{rule.target.endpoint}:{rule.target.resource.path()}",
+        )
+
+    def ready(self) -> tuple[bool, dict[str, Any]]:
+        """Whether every running watch has listed and is connected, with per-watch details."""
+        statuses = self.watches.statuses()
+        return all(s["synced"] and s["healthy"] for s in statuses.values()), {"watches": statuses}
+
+
+def _hosts(apis: tuple[JsonApi, ...]) -> list[str]:
+    return [api.host for api in apis]
+
+
+def _without_overlaps(wanted: dict[str, RuleEntry]) -> dict[str, SyncRule]:
+    """Ready rules; a rule whose target resource another ready rule already writes becomes pending
+    (a copy must belong to exactly one rule, or a status event could reach the wrong rule)."""
+    ready: dict[str, SyncRule] = {}
+    owners: dict[tuple[str, str | None, str], str] = {}
+    for name in sorted(wanted):
+        rule = wanted[name].rule
+        if wanted[name].state != "ready" or rule is None:
+            continue
+        target = (rule.target.endpoint, rule.target.cluster, rule.target.resource.group_resource)
+        if target in owners:
+            wanted[name] = RuleEntry.pending(
+                f"{rule.target.resource.group_resource} on {rule.target.endpoint} is already the target of "
+                f"rule {owners[target]}"
+            )
+            continue
+        owners[target] = name
+        ready[name] = rule
+    return ready

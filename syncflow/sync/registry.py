@@ -1,0 +1,135 @@
+"""The rule registry: which sync rules exist now, published by the watcher, read by every worker.
+
+The leading watcher computes each rule from its mode's API objects and writes it here (a Redis hash
+of the agent); workers look rules up by the name in a key. A rule is ``ready`` (sync with it),
+``pending`` (it exists but cannot sync yet: keys wait and come back) or ``gone`` (its API object was
+deleted or disabled and the mode has cleaned up: its keys end). A name the registry does not know
+(the watcher has not published yet, or Redis was wiped) is treated as pending, never as gone, so no
+key is ever dropped for want of a rule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from redis import Redis
+
+from syncflow.queue.layout import agent_prefix
+from syncflow.sync.rule import SyncRule
+
+TOMBSTONE_TTL = 24 * 3600.0
+"""How long a ``gone`` entry is kept, so late keys of a deleted rule still end quietly."""
+CACHE_TTL = 1.0
+"""How long a worker process reuses a ready rule before reading it again."""
+
+
+class RuleEntry(BaseModel):
+    """One registry entry."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: Literal["ready", "pending", "gone"]
+    rule: SyncRule | None = None
+    reason: str = ""
+    at: float = 0.0
+
+    @classmethod
+    def ready(cls, rule: SyncRule) -> RuleEntry:
+        """A rule to sync with."""
+        return cls(state="ready", rule=rule)
+
+    @classmethod
+    def pending(cls, reason: str) -> RuleEntry:
+        """A rule that exists but cannot sync yet, and why."""
+        return cls(state="pending", reason=reason)
+
+
+UNKNOWN = RuleEntry.pending("the watcher has not published this rule (yet)")
+
+
+def _registry_key(agent: str) -> str:
+    return f"{agent_prefix(agent)}rules"
+
+
+class RuleRegistry:
+    """Reads and writes one agent's rule registry."""
+
+    def __init__(self, redis: Redis, agent: str, *, cache_ttl: float = CACHE_TTL) -> None:
+        self.redis = redis
+        self.key = _registry_key(agent)
+        self.cache_ttl = cache_ttl
+        self._cache: dict[str, tuple[float, RuleEntry]] = {}
+        self._published: dict[str, RuleEntry] | None = None
+
+    # ----- workers -----
+
+    def lookup(self, name: str, *, fresh: bool = False) -> RuleEntry:
+        """The entry of rule ``name``; ready entries are cached for ``cache_ttl`` unless ``fresh``."""
+        now = time.monotonic()
+        cached = self._cache.get(name)
+        if not fresh and cached is not None and now - cached[0] < self.cache_ttl:
+            return cached[1]
+        raw = self.redis.hget(self.key, name)
+        entry = _decode(raw) if raw is not None else UNKNOWN
+        if entry.state == "ready":
+            self._cache[name] = (now, entry)
+        else:
+            self._cache.pop(name, None)
+        return entry
+
+    def ready_rules(self) -> list[SyncRule]:
+        """Every ready rule, by name."""
+        entries = (_decode(raw) for _, raw in sorted(self.redis.hgetall(self.key).items()))
+        return [entry.rule for entry in entries if entry.state == "ready" and entry.rule is not None]
+
+    # ----- the watcher -----
+
+    def publish(self, wanted: Mapping[str, RuleEntry]) -> list[str]:
+        """Make the registry hold ``wanted``; every other known rule becomes ``gone``.
+
+        Writes only what changed since the last call (re-reading Redis when it lost the registry,
+        e.g. after a wipe); returns the names whose entry changed.
+        """
+        if self._published is None or not self.redis.exists(self.key):
+            self._published = {_text(k): _decode(v) for k, v in self.redis.hgetall(self.key).items()}
+        now = time.time()
+        changes = {
+            name: entry.model_copy(update={"at": now})
+            for name, entry in wanted.items()
+            if name not in self._published or self._published[name].model_copy(update={"at": 0.0}) != entry
+        }
+        expired: list[str] = []
+        for name, old in self._published.items():
+            if name in wanted:
+                continue
+            if old.state != "gone":
+                changes[name] = RuleEntry(state="gone", at=now)
+            elif now - old.at > TOMBSTONE_TTL:
+                expired.append(name)
+        if changes:
+            self.redis.hset(self.key, mapping={name: e.model_dump_json() for name, e in changes.items()})
+        if expired:
+            self.redis.hdel(self.key, *expired)
+        self._published.update(changes)
+        for name in expired:
+            del self._published[name]
+        return sorted(changes)
+
+    def mark_gone(self, name: str) -> None:
+        """Record at once that rule ``name`` is gone (before its objects are released)."""
+        self.redis.hset(self.key, name, RuleEntry(state="gone", at=time.time()).model_dump_json())
+        self._cache.pop(name, None)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _decode(raw: bytes | str) -> RuleEntry:
+    try:
+        return RuleEntry.model_validate_json(raw)
+    except ValidationError:
+        return RuleEntry.pending("the registry entry cannot be read (written by another syncflow version?)")

@@ -1,0 +1,116 @@
+"""Periodic resync: per rule, list both sides once and enqueue only what needs work.
+
+A source object whose copy is missing or whose content drifted from the last-applied state (an
+event was missed), and a copy whose source object is not listed (a possible orphan), get a key in
+the bulk lane. The sync task then decides with a direct GET: an orphan's copy is deleted only if
+that GET confirms the source object is gone, never on the strength of this list. Each rule is
+resynced every ``resync_period`` with ±10% jitter, so resyncs of many rules spread out; beat ticks
+often and a Redis key per rule says when its next resync is due (safe when two beats run).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from redis import Redis
+
+from syncflow.keys import ObjectKey
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.refs import ObjectRef
+from syncflow.logs import log_event
+from syncflow.queue.layout import agent_prefix
+from syncflow.sync import state, transforms
+from syncflow.sync.desired import managed_content
+from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
+from syncflow.sync.rule import SyncRule
+
+logger = logging.getLogger("syncflow.resync")
+
+JITTER = 0.1
+PAGE_SIZE = "500"
+
+
+def due(redis: Redis, agent: str, rule: str, period: float) -> bool:
+    """Whether the resync of ``rule`` is due now; if so, schedule the next one (atomically)."""
+    key = f"{agent_prefix(agent)}resync:{rule}"
+    next_in = period * random.uniform(1 - JITTER, 1 + JITTER)
+    return bool(redis.set(key, int(time.time()), nx=True, px=int(next_in * 1000)))
+
+
+def list_all(api: JsonApi, path: str, **query: str) -> list[dict[str, Any]]:
+    """Every object of a collection, page by page."""
+    items: list[dict[str, Any]] = []
+    token = ""
+    while True:
+        page = api.get(path, limit=PAGE_SIZE, **query, **({"continue": token} if token else {}))
+        items.extend(page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue", "")
+        if not token:
+            return items
+
+
+def _drifted(
+    rule: SyncRule, sources: list[dict[str, Any]], states: dict[str, dict[str, Any]]
+) -> set[ObjectRef]:
+    """Source objects whose managed content differs from the last-applied state (missed events)."""
+    drifted = set()
+    resource = rule.source.resource
+    for obj in sources:
+        ref = source_ref(rule, ObjectRef.of(obj))
+        secret = states.get(
+            state.state_secret_name(ref.cluster, resource.api_version, resource.kind, ref.namespace, ref.name)
+        )
+        last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
+        current = managed_content(transforms.apply(rule.transforms, obj))
+        if last is not None and state.go_json(last) != state.go_json(current):
+            drifted.add(ref)
+    return drifted
+
+
+def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+    """Keys of source objects without a copy or drifted from their state, and of copies whose source
+    object was not listed (possible orphans)."""
+    selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
+    sources = [
+        obj
+        for api in endpoints.everywhere(rule.source.endpoint)
+        for obj in list_all(api, rule.source.resource.path(), **selector)
+    ]
+    listed = {source_ref(rule, ObjectRef.of(obj)) for obj in sources}
+    target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
+    copies = {
+        owner
+        for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
+        if (owner := owner_ref(obj)) is not None
+    }
+    drifted: set[ObjectRef] = set()
+    if rule.state_namespace is not None:
+        secrets = list_all(
+            target,
+            f"/api/v1/namespaces/{rule.state_namespace}/secrets",
+            labelSelector=f"{STATE_SECRET_LABEL}=true",
+        )
+        states = {str(s["metadata"]["name"]): s for s in secrets}
+        with_copy = [o for o in sources if source_ref(rule, ObjectRef.of(o)) in copies]
+        drifted = _drifted(rule, with_copy, states)
+    return {key_for(SYNC, rule, ref) for ref in (listed - copies) | (copies - listed) | drifted}
+
+
+def resync(
+    rules: Iterable[SyncRule], endpoints: Endpoints, enqueue: Callable[[set[ObjectKey]], object]
+) -> int:
+    """Enqueue (bulk) what each rule needs; returns the number of keys."""
+    total = 0
+    for rule in rules:
+        found = keys_needing_work(rule, endpoints)
+        if found:
+            enqueue(found)
+        total += len(found)
+        log_event(logger, "resync.done", rule=rule.name, enqueued=len(found))
+    return total

@@ -1,0 +1,61 @@
+"""A rule's transformations of the source object before it becomes the target copy (pure functions).
+
+They run on a deep copy of the source object; the result is what the copy is built from *and* what
+the last-applied state records, so a field a transformation drops is never deleted on the target.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Transform
+
+Obj = dict[str, Any]
+
+
+def _drop(node: Any, steps: list[str]) -> None:
+    if not steps:
+        return
+    step, rest = steps[0], steps[1:]
+    if step.endswith("[]"):
+        items = node.get(step[:-2]) if isinstance(node, dict) else None
+        for item in items if isinstance(items, list) else ():
+            if rest:
+                _drop(item, rest)
+        return
+    if not isinstance(node, dict) or step not in node:
+        return
+    if rest:
+        _drop(node[step], rest)
+    else:
+        del node[step]
+
+
+def drop_field(obj: Obj, path: str) -> None:
+    """Remove the field at dotted ``path`` (``a.b[].c`` steps into every item of list ``b``) in place."""
+    _drop(obj, path.split("."))
+
+
+def apply(transforms: Iterable[Transform], source: Obj) -> Obj:
+    """A transformed deep copy of ``source``."""
+    out = copy.deepcopy(source)
+    meta = out.setdefault("metadata", {})
+    for transform in transforms:
+        if isinstance(transform, DropFields):
+            for path in transform.paths:
+                drop_field(out, path)
+        elif isinstance(transform, DropAnnotations):
+            annotations = meta.get("annotations") or {}
+            meta["annotations"] = {
+                key: value for key, value in annotations.items() if not key.startswith(transform.prefixes)
+            }
+        elif isinstance(transform, Annotate):
+            meta["annotations"] = {**(meta.get("annotations") or {}), **transform.annotations}
+    return out
+
+
+def timestamp_annotation(transforms: Iterable[Transform]) -> str | None:
+    """The annotation a rule sets to the time of each write of the copy, if any."""
+    return next((t.timestamp for t in transforms if isinstance(t, Annotate) and t.timestamp), None)

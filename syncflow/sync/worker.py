@@ -1,0 +1,83 @@
+"""The engine's task bodies in a worker process: look the key's rule up, then sync or return status.
+
+A key whose rule is pending or unknown comes back later (a transient error backs it off; the rule's
+watch start re-adds every key at once when it becomes ready); only a rule the registry says is gone
+ends its keys, after its mode has released what the rule held.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from redis import Redis
+
+from syncflow.keys import ObjectKey
+from syncflow.logs import log_event
+from syncflow.queue.errors import TransientError
+from syncflow.sync import resync as resync_mod
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.keys import SYNC, key_for
+from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
+from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.rule import SyncRule
+
+logger = logging.getLogger("syncflow.sync")
+
+
+@dataclass
+class RuleWorker:
+    """What engine tasks need in one worker process."""
+
+    registry: RuleRegistry
+    endpoints: Endpoints
+    echoes: OwnWrites
+
+    def _sync(self, rule: SyncRule) -> Sync:
+        name = rule.name
+        return Sync(
+            rule, self.endpoints, self.echoes, lambda: self.registry.lookup(name, fresh=True).state == "ready"
+        )
+
+    def _lookup(self, key: ObjectKey) -> Sync | None:
+        entry = self.registry.lookup(key.rule)
+        if entry.state == "gone":
+            log_event(logger, "sync.rule_gone", key=str(key))
+            return None
+        if entry.state != "ready" or entry.rule is None:
+            raise TransientError(f"rule {key.rule} is not ready: {entry.reason}")
+        return self._sync(entry.rule)
+
+    def sync(self, key: ObjectKey) -> None:
+        """Sync one source object (spec, status, deletion)."""
+        s = self._lookup(key)
+        if s is not None:
+            sync_object(s, key)
+
+    def status(self, key: ObjectKey) -> None:
+        """Return a copy's status to its source object."""
+        s = self._lookup(key)
+        if s is not None:
+            return_status(s, key)
+
+    def release(self, rule: SyncRule) -> int:
+        """Mark ``rule`` gone, then release its finalizer on every source object."""
+        self.registry.mark_gone(rule.name)
+        s = self._sync(rule)
+        return sum(
+            release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
+            for api in self.endpoints.everywhere(rule.source.endpoint)
+        )
+
+    def resync(
+        self, redis: Redis, agent: str, period: float, enqueue: Callable[[Iterable[ObjectKey]], object]
+    ) -> int:
+        """Resync every ready rule whose period has come."""
+        rules = [
+            rule
+            for rule in self.registry.ready_rules()
+            if rule.watch_source and resync_mod.due(redis, agent, rule.name, period)
+        ]
+        return resync_mod.resync(rules, self.endpoints, enqueue) if rules else 0
