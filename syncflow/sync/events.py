@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +25,8 @@ def record_event(api: JsonApi, obj: dict[str, Any], reason: str, message: str) -
     event = {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"generateName": f"{meta.get('name', 'object')}.", "namespace": namespace},
+        # named like client-go's recorder: "<object>.<hex nanoseconds>" (a generateName cannot end in ".")
+        "metadata": {"name": f"{meta.get('name', 'object')}.{time.time_ns():x}", "namespace": namespace},
         "involvedObject": {
             "apiVersion": obj.get("apiVersion", ""),
             "kind": obj.get("kind", ""),

@@ -12,7 +12,7 @@ from syncflow import tasks
 from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
 from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
-from tests.publish.conftest import PUBLISHED, PublishEnv, publish_environment
+from tests.publish.conftest import PUBLISHED, PublishEnv, publish_environment, readyz
 from tests.publish.test_sync import Published, _ok, cluster_of
 from tests.support.waiting import wait_for
 
@@ -137,4 +137,31 @@ def test_periodic_resync_repairs_what_the_watcher_missed(env: PublishEnv) -> Non
         lambda: g.copy_of(cluster, "orphaned") is None,
         timeout=60,
         what=lambda: f"the orphaned copy to be deleted\n{env.agent.logs()}",
+    )
+
+
+def test_readiness_reflects_whether_the_leader_is_syncing(env: PublishEnv) -> None:
+    """/readyz of the leading watcher answers 503 while its kcp watches fail, 200 again after."""
+    assert env.proxy is not None
+    env.agent.kill("watch-a")  # (an earlier test may have killed it already)
+    port = env.agent.watcher("watch-ready")
+    Published(env, "ready", "ready.example.com", "readies", "Ready")
+    wait_for(
+        lambda: (r := readyz(port))[0] == 200 and r[1].get("role") == "leader",
+        timeout=30,
+        what=lambda: f"the new watcher to lead and be ready\n{env.agent.logs()}",
+    )
+    env.proxy.block()
+    try:
+        _, body = wait_for(
+            lambda: (r := readyz(port))[0] == 503 and r,
+            timeout=60,
+            what=lambda: f"/readyz to fail while kcp is unreachable\n{env.agent.logs()}",
+        )
+        assert body["role"] == "leader"
+        assert any(not w["healthy"] for w in body["watches"].values())
+    finally:
+        env.proxy.unblock()
+    wait_for(
+        lambda: readyz(port)[0] == 200, timeout=90, what=lambda: f"/readyz to recover\n{env.agent.logs()}"
     )

@@ -242,12 +242,19 @@ def test_existing_local_object_is_adopted(publish_env: PublishEnv) -> None:
     env.apply(env.service, "/api/v1/namespaces", {"metadata": {"name": "adopted"}})
     before = env.service.create(
         f"/apis/{g.group}/v1/namespaces/adopted/{g.plural}",
-        {"apiVersion": f"{g.group}/v1", "kind": g.kind, "metadata": {"name": "pre"}, "spec": {"old": True}},
+        {
+            "apiVersion": f"{g.group}/v1",
+            "kind": g.kind,
+            "metadata": {"name": "pre"},
+            "spec": {"old": True, "precious": "local", "nested": {"keep": 1, "set": 0}},
+        },
     )
     cluster = cluster_of(env, "team-1")
-    g.create("team-1", "pre", {"new": True})
+    g.create("team-1", "pre", {"new": True, "nested": {"set": 2}})
     copy = g.wait_copy(cluster, "pre", check=lambda c: c["spec"].get("new") is True)
     assert copy["metadata"]["uid"] == before["metadata"]["uid"]
+    # adoption merges like any update: fields only set locally survive, kcp's fields win
+    assert copy["spec"] == {"old": True, "precious": "local", "new": True, "nested": {"keep": 1, "set": 2}}
     assert len([i for i in g.local_list() if i["metadata"]["name"] == "pre"]) == 1
 
 

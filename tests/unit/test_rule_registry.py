@@ -1,0 +1,106 @@
+"""The rule registry (watcher writes, workers read) and the worker's handling of rules that are not ready:
+a key is never dropped for want of a rule, only for a rule that is gone."""
+
+from __future__ import annotations
+
+import fakeredis
+import pytest
+
+from syncflow.keys import ObjectKey
+from syncflow.queue.errors import TransientError
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.registry import RuleEntry, RuleRegistry
+from syncflow.sync.rule import Resource, Side, SyncRule
+from syncflow.sync.worker import RuleWorker
+
+THINGS = Resource(group="example.com", version="v1", plural="things", kind="Thing", namespaced=True)
+
+
+def rule(name: str = "things", **changes: object) -> SyncRule:
+    return SyncRule(
+        name=name,
+        agent="agent",
+        source=Side(endpoint="kcp", resource=THINGS),
+        target=Side(endpoint="service", resource=THINGS),
+        **changes,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def redis() -> fakeredis.FakeRedis:
+    return fakeredis.FakeRedis()
+
+
+class NoEndpoints:
+    def api(self, endpoint: str, cluster: str) -> object:
+        raise AssertionError("no API call expected")
+
+    def everywhere(self, endpoint: str) -> list[object]:
+        raise AssertionError("no API call expected")
+
+
+def worker(registry: RuleRegistry, redis: fakeredis.FakeRedis) -> RuleWorker:
+    return RuleWorker(registry, NoEndpoints(), OwnWrites(redis, "agent"))  # type: ignore[arg-type]
+
+
+KEY = ObjectKey("sync", "things", "c1", "default", "a")
+
+
+def test_ready_rules_round_trip_and_unchanged_entries_are_not_rewritten(redis: fakeredis.FakeRedis) -> None:
+    registry = RuleRegistry(redis, "agent")
+    assert registry.publish({"things": RuleEntry.ready(rule())}) == ["things"]
+    assert registry.publish({"things": RuleEntry.ready(rule())}) == []
+    entry = RuleRegistry(redis, "agent").lookup("things")
+    assert entry.state == "ready" and entry.rule == rule()
+    assert registry.publish({"things": RuleEntry.ready(rule(unmatched="delete"))}) == ["things"]
+    assert RuleRegistry(redis, "agent").lookup("things").rule == rule(unmatched="delete")
+
+
+def test_rules_no_longer_wanted_become_gone_and_tombstones_stay(redis: fakeredis.FakeRedis) -> None:
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule()), "other": RuleEntry.pending("not projected")})
+    assert registry.publish({}) == ["other", "things"]
+    reader = RuleRegistry(redis, "agent")
+    assert reader.lookup("things").state == "gone" and reader.lookup("other").state == "gone"
+    assert registry.publish({}) == []
+
+
+def test_an_unknown_rule_is_pending_never_gone(redis: fakeredis.FakeRedis) -> None:
+    assert RuleRegistry(redis, "agent").lookup("never-published").state == "pending"
+
+
+def test_a_wiped_registry_is_written_again_on_the_next_pass(redis: fakeredis.FakeRedis) -> None:
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    redis.flushall()
+    assert registry.publish({"things": RuleEntry.ready(rule())}) == ["things"]
+    assert RuleRegistry(redis, "agent").lookup("things").state == "ready"
+
+
+def test_a_pending_or_unknown_rule_sends_the_key_back_instead_of_dropping_it(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    registry = RuleRegistry(redis, "agent")
+    with pytest.raises(TransientError, match="not ready"):
+        worker(registry, redis).sync(KEY)  # unknown: the watcher has not published it yet
+    registry.publish({"things": RuleEntry.pending("not projected yet")})
+    with pytest.raises(TransientError, match="not projected yet"):
+        worker(registry, redis).sync(KEY)
+
+
+def test_not_ready_is_never_cached_but_ready_is(redis: fakeredis.FakeRedis) -> None:
+    writer, reader = RuleRegistry(redis, "agent"), RuleRegistry(redis, "agent", cache_ttl=60)
+    writer.publish({"things": RuleEntry.pending("not projected yet")})
+    assert reader.lookup("things").state == "pending"
+    writer.publish({"things": RuleEntry.ready(rule())})
+    assert reader.lookup("things").state == "ready"  # the pending answer was not cached
+    writer.mark_gone("things")
+    assert reader.lookup("things").state == "ready"  # cached for the TTL ...
+    assert reader.lookup("things", fresh=True).state == "gone"  # ... but a fresh read sees it
+
+
+def test_a_gone_rule_ends_its_keys_quietly(redis: fakeredis.FakeRedis) -> None:
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    registry.publish({})
+    worker(registry, redis).sync(KEY)  # no exception, no API call: the key ends
