@@ -43,12 +43,13 @@ def naming_rule(placement: NamingPlacement) -> NamingRule:
 
 
 def _base36(digest: bytes) -> str:
+    """Base36 of a byte string as github.com/martinlindhe/base36 encodes it (a "0" per leading zero byte)."""
     number = int.from_bytes(digest, "big")
     out = ""
     while number:
         number, rest = divmod(number, 36)
         out = _BASE36[rest] + out
-    return out or "0"
+    return "0" * (len(digest) - len(digest.lstrip(b"\0"))) + out
 
 
 def locator_json(mapping: NamespaceMapping, cluster: str, namespace: str) -> str:
