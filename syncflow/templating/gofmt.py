@@ -205,6 +205,10 @@ def sprintf(limit: int, fmt: str, *args: Any) -> str:
             continue
         if verb in "*[":
             raise CallError(f"printf: %{verb} (width or argument index from the arguments) is not supported")
+        if verb == "T":
+            out.append(go_type(args[used]) if used < len(args) else "%!T(MISSING)")
+            used += 1
+            continue
         if verb == "v" and "#" in flags:
             raise CallError("printf: %#v (Go-syntax values) is not supported")
         for number in (width, precision):

@@ -27,6 +27,22 @@ def _match(regexp: Regexp, text: str) -> bool:
     return regexp.match_string(text)
 
 
+def _match_or_false(pattern: str, text: str) -> bool:
+    """sprig's ``regexMatch`` ignores a bad pattern and answers false (``mustRegexMatch`` errors)."""
+    try:
+        return compile_regexp(pattern).match_string(text)
+    except RegexpError:
+        return False
+
+
+def _find_all(regexp: Regexp, text: str, n: int) -> list[str]:
+    return regexp.find_all_string(text, n) or []
+
+
+def _split(regexp: Regexp, text: str, n: int) -> list[str]:
+    return regexp.split(text, n) or []
+
+
 def _replace(regexp: Regexp, text: str, replacement: str) -> str:
     return regexp.replace_all(text, replacement)
 
@@ -38,14 +54,15 @@ def _replace_literal(regexp: Regexp, text: str, replacement: str) -> str:
 _FNS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "regexMatch": (_match, ("string", "string")),
     "regexFind": (Regexp.find_string, ("string", "string")),
-    "regexFindAll": (Regexp.find_all_string, ("string", "string", "int")),
+    "regexFindAll": (_find_all, ("string", "string", "int")),
     "regexReplaceAll": (_replace, ("string", "string", "string")),
     "regexReplaceAllLiteral": (_replace_literal, ("string", "string", "string")),
-    "regexSplit": (Regexp.split, ("string", "string", "int")),
+    "regexSplit": (_split, ("string", "string", "int")),
 }
 
 FUNCTIONS: dict[str, Func] = {
     **{name: Func(_with(fn), params) for name, (fn, params) in _FNS.items()},
     **{"must" + name[0].upper() + name[1:]: Func(_with(fn), params) for name, (fn, params) in _FNS.items()},
+    "regexMatch": Func(_match_or_false, ("string", "string")),
     "regexQuoteMeta": Func(quote_meta, ("string",)),
 }
