@@ -67,10 +67,17 @@ def _mul(a: Any, *rest: Any) -> int:
     return product
 
 
+def _whole(fn: Any, value: float) -> float:
+    """``math.Floor``/``math.Ceil``: infinities and NaN stay as they are."""
+    return float(fn(value)) if math.isfinite(value) else value
+
+
 def _round(value: Any, places: int, *on: float) -> float:
     round_on = on[0] if on else 0.5
     power = math.pow(10, places)
     digit = power * to_float64(value)
+    if not math.isfinite(digit):
+        return digit
     fraction = math.modf(digit)[0]
     return (math.ceil(digit) if fraction >= round_on else math.floor(digit)) / power
 
@@ -85,8 +92,8 @@ FUNCTIONS: dict[str, Func] = {
     "max": Func(lambda a, *xs: max([to_int64(a), *map(to_int64, xs)]), ("any",), "any"),
     "biggest": Func(lambda a, *xs: max([to_int64(a), *map(to_int64, xs)]), ("any",), "any"),
     "min": Func(lambda a, *xs: min([to_int64(a), *map(to_int64, xs)]), ("any",), "any"),
-    "floor": Func(lambda x: float(math.floor(to_float64(x))), ("any",)),
-    "ceil": Func(lambda x: float(math.ceil(to_float64(x))), ("any",)),
+    "floor": Func(lambda x: _whole(math.floor, to_float64(x)), ("any",)),
+    "ceil": Func(lambda x: _whole(math.ceil, to_float64(x)), ("any",)),
     "round": Func(_round, ("any", "int"), "float"),
     "int": Func(to_int64, ("any",)),
     "int64": Func(to_int64, ("any",)),
