@@ -23,6 +23,10 @@ from syncflow.api.meta import (
     exactly_one,
     rule_error,
 )
+from syncflow.goregexp import RegexpError, compile_regexp
+from syncflow.sync.mutation.base import MutationError
+from syncflow.sync.mutation.mutator import compile_step
+from syncflow.templating import TemplateError, compile_template
 
 GROUP = "syncagent.kcp.io"
 VERSION = "v1alpha1"
@@ -140,9 +144,9 @@ class RegexMutation(APIModel):
     path: str
     """A gjson/sjson path without a leading dot."""
     pattern: str | None = None
-    """A Go regular expression; empty sets the whole value to replacement."""
+    """A Go (RE2) regular expression; empty sets the whole value to replacement."""
     replacement: str | None = None
-    """The replacement; \\N refers to capture group N."""
+    """The replacement; $1 or ${name} refer to capture groups, as in Go's ReplaceAllString."""
 
 
 class TemplateMutation(APIModel):
@@ -180,6 +184,11 @@ class Mutation(APIModel):
         problems = exactly_one(self, ("delete", "regex", "template", "cel"))
         if problems:
             raise rule_error(problems)
+        try:
+            compile_step(self)
+        except MutationError as err:
+            kind = next(k for k in ("delete", "regex", "template", "cel") if getattr(self, k) is not None)
+            raise rule_error([(kind, f"Invalid value: {err}")]) from None
         return self
 
 
@@ -199,9 +208,18 @@ class RegularExpression(APIModel):
     """A Go regular-expression replacement."""
 
     pattern: str | None = None
-    """The pattern; empty replaces the whole value."""
+    """The pattern (RE2); empty replaces the whole value."""
     replacement: str | None = None
-    """The replacement; \\N refers to capture group N."""
+    """The replacement; $1 or ${name} refer to capture groups."""
+
+    @model_validator(mode="after")
+    def _check(self) -> RegularExpression:
+        try:
+            if self.pattern:
+                compile_regexp(self.pattern)
+        except RegexpError as err:
+            raise rule_error([("pattern", f"Invalid value: {err}")]) from None
+        return self
 
 
 class TemplateExpression(APIModel):
@@ -209,6 +227,15 @@ class TemplateExpression(APIModel):
 
     template: str | None = None
     """The template; an empty result means "not yet"."""
+
+    @model_validator(mode="after")
+    def _check(self) -> TemplateExpression:
+        try:
+            if self.template:
+                compile_template(self.template)
+        except TemplateError as err:
+            raise rule_error([("template", f"Invalid value: {err}")]) from None
+        return self
 
 
 class ObjectReference(APIModel):

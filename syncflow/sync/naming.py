@@ -9,6 +9,7 @@ from typing import Any
 
 from syncflow.names import dns1123_label, dns1123_subdomain
 from syncflow.templating import Struct, TemplateError, compile_template, short_hash
+from syncflow.templating.bounds import min_length
 
 DEFAULT_NAMESPACE_TEMPLATE = "{{ .ClusterName }}"
 DEFAULT_NAME_TEMPLATE = "{{ .Object.metadata.namespace | sha3short }}-{{ .Object.metadata.name | sha3short }}"
@@ -29,16 +30,28 @@ def sha1_hex(value: str) -> str:
     return hashlib.sha1(value.encode(), usedforsecurity=False).hexdigest()
 
 
+RENDER_LIMIT = 1024
+"""Naming templates stop rendering past this many bytes (a name has at most 253; the rest is room for
+whitespace that is trimmed)."""
+NAME_MAX, NAMESPACE_MAX = 253, 63
+
+
 class _Pattern:
     """One ``spec.naming`` value: a Go template when it contains ``{{``, else legacy ``$variable`` text."""
 
-    def __init__(self, field: str, text: str) -> None:
+    def __init__(self, field: str, text: str, max_length: int, what: str) -> None:
         self.label = f'spec.naming.{field} "{text}"'
         self.text = text
         try:
-            self.template = compile_template(text) if "{{" in text else None
+            self.template = compile_template(text, limit=RENDER_LIMIT) if "{{" in text else None
         except TemplateError as err:
             raise TemplateError(f"{self.label}: {err}") from err
+        least = min_length(self.template.nodes) if self.template else len(_LEGACY_RE.sub("", text))
+        if least > max_length:
+            raise TemplateError(
+                f"{self.label} renders at least {least} characters, "
+                f"more than the {max_length} of a valid {what}"
+            )
 
     def render(self, obj: Mapping[str, Any], cluster_name: str, cluster_path: str) -> str:
         if self.template is None:
@@ -74,8 +87,10 @@ class NamingRule:
     """
 
     def __init__(self, namespace: str | None = None, name: str | None = None) -> None:
-        self.namespace = _Pattern("namespace", namespace or DEFAULT_NAMESPACE_TEMPLATE)
-        self.name = _Pattern("name", name or DEFAULT_NAME_TEMPLATE)
+        self.namespace = _Pattern(
+            "namespace", namespace or DEFAULT_NAMESPACE_TEMPLATE, NAMESPACE_MAX, "namespace"
+        )
+        self.name = _Pattern("name", name or DEFAULT_NAME_TEMPLATE, NAME_MAX, "object name")
 
     def render(
         self, obj: Mapping[str, Any], cluster_name: str, cluster_path: str, *, local_namespaced: bool = True

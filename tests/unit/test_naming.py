@@ -161,7 +161,7 @@ def test_bad_templates_fail_at_construction(namespace: str | None, name: str | N
             "must be no more than 253 characters",
         ),
         (
-            "{{ .Object.metadata.name }}-{{ sha3sum .ClusterName }}",
+            "{{ .Object.metadata.name }}-{{ sha3short .ClusterName 60 }}",
             None,
             "must be no more than 63 characters",
         ),
@@ -213,3 +213,30 @@ def test_default_rule_always_gives_valid_hashed_names(name: str, namespace: str)
         NamingRule(name="{{ sha3short .Object.metadata.namespace }}").render(obj, "c", "p")[1],
         NamingRule(name="{{ sha3short .Object.metadata.name }}").render(obj, "c", "p")[1],
     ]
+
+
+@pytest.mark.parametrize(
+    ("naming", "says"),
+    [
+        (
+            {"name": "{{ .Object.metadata.name | sha512sum }}{{ sha512sum .ClusterName }}"},
+            "at least 256 characters",
+        ),
+        (
+            {"namespace": "{{ sha3sum .ClusterName }}-{{ .ClusterName | sha3short 8 }}"},
+            "at least 73 characters",
+        ),
+        ({"namespace": "x" * 64}, "at least 64 characters, more than the 63 of a valid namespace"),
+    ],
+)
+def test_a_naming_template_that_can_never_fit_is_rejected_when_compiled(
+    naming: dict[str, str], says: str
+) -> None:
+    with pytest.raises(TemplateError, match=says):
+        NamingRule(**naming)
+
+
+def test_a_naming_template_that_grows_past_the_cap_stops_rendering() -> None:
+    rule = NamingRule(name='{{ range until 100 }}{{ printf "%020d" . }}{{ end }}')
+    with pytest.raises(TemplateError, match="output is longer than the limit of 1024 bytes"):
+        rule.render({"metadata": {"name": "a", "namespace": "b"}}, "c", "root")

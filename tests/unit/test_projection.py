@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from syncflow.modes.publish.crdjson import crd_spec_json
 from syncflow.modes.publish.projection import (
     ProjectionError,
     api_resource_schema,
@@ -158,3 +161,14 @@ def test_kube_version_order() -> None:
         "v1alpha1",
         "foo",
     ]
+
+
+_SCHEMAS = Path(__file__).parent.parent / "vectors" / "schemas"
+_SCHEMA_VECTORS = json.loads((_SCHEMAS / "vectors.json").read_text())
+
+
+@pytest.mark.parametrize("vector", _SCHEMA_VECTORS, ids=[v["name"] for v in _SCHEMA_VECTORS])
+def test_schema_names_match_api_syncagents(vector: dict[str, Any]) -> None:
+    """Go (the real apiextensions/v1 types, json.Encoder) computed these; see tests/vectors/schemas."""
+    assert crd_spec_json(vector["spec"]) == vector["json"]
+    assert schema_name(vector["spec"]) == vector["schemaName"]

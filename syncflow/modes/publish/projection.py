@@ -9,10 +9,10 @@ of CRD or projection gives a new, immutable schema.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from syncflow.modes.publish import crdjson
 from syncflow.modes.publish.versions import sort_versions
 from syncflow.sync.metadata import AGENT_LABEL
 
@@ -124,8 +124,12 @@ def project(crd_spec: Obj, resource: Obj, projection: Obj | None) -> Obj:
 
 
 def schema_name(projected: Obj) -> str:
-    """``v<first 8 hex of SHA-1 of the projected spec>.<plural>.<group>`` (``core`` for the core group)."""
-    digest = hashlib.sha1(json.dumps(projected, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    """``v<first 8 hex of SHA-1 of the projected spec>.<plural>.<group>`` (``core`` for the core group).
+
+    The spec is hashed as api-syncagent hashes it (Go's JSON of the CRD spec struct, see
+    :mod:`~syncflow.modes.publish.crdjson`), so both agents give a CRD and projection the same name.
+    """
+    digest = hashlib.sha1(crdjson.crd_spec_json(projected).encode(), usedforsecurity=False).hexdigest()
     return f"v{digest[:8]}.{projected['names']['plural']}.{projected['group'] or 'core'}"
 
 
