@@ -10,6 +10,7 @@ import click
 
 from syncflow import __version__, tasks
 from syncflow.config import ConfigError, Settings, load_settings
+from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue import report
 from syncflow.queue.layout import CELERY_QUEUES
 from syncflow.queue.processes import run_beat, run_worker
@@ -328,6 +329,9 @@ def watch(config_file: str | None, **flags: Any) -> None:
     except (ConfigError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
     process.run()
+
+
+main.add_command(workload_command)
 
 
 @main.command()

@@ -59,12 +59,16 @@ class Settings(BaseSettings):
         "syncflow", pattern=DNS1035_LABEL, description="Names this agent; prefixes all its Redis keys."
     )
     log_format: Literal["text", "json"] = "text"
-    mode: Literal["publish"] = Field(
-        "publish", description="Which system syncflow is: publish (api-syncagent)."
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Least severe level logged."
+    )
+    mode: Literal["publish", "workload"] = Field(
+        "publish",
+        description="Which system syncflow is: publish (api-syncagent), workload (the TMC syncer).",
     )
     task_modules: list[str] = Field(
-        default_factory=lambda: ["syncflow.modes.publish.tasks"],
-        description="Modules defining keyed tasks, imported by workers (publish mode's by default).",
+        default_factory=list,
+        description="More modules defining keyed tasks, imported by workers besides the mode's own.",
     )
 
     task_time_limit: PositiveFloat = Field(60.0, description="Hard time limit of one keyed task.")
@@ -124,7 +128,27 @@ class Settings(BaseSettings):
         "keep", description="Local copies of objects that stop matching a filter: keep them, or delete them."
     )
     resync_period: PositiveFloat = Field(
-        600.0, description="Seconds between periodic resyncs of each PublishedResource (with jitter)."
+        600.0, description="Seconds between periodic resyncs of each sync rule (with jitter)."
+    )
+
+    # Workload mode; flag names follow kcp's syncer.
+    sync_target_name: str | None = Field(
+        None, pattern=DNS1123_SUBDOMAIN, description="The SyncTarget this syncer serves (workload mode)."
+    )
+    sync_target_uid: str | None = Field(
+        None, description="The SyncTarget's UID; the syncer refuses to start when it does not match."
+    )
+    workspace_cluster: str | None = Field(
+        None,
+        description="The kcp workspace (path like root:org:ws, or logical cluster name) of the SyncTarget.",
+    )
+    heartbeat_period: PositiveFloat = Field(30.0, description="Seconds between heartbeats to the SyncTarget.")
+    workload_resources: list[str] = Field(
+        default_factory=lambda: ["v1/configmaps", "v1/secrets"],
+        description="Types synced besides the SyncTarget's supportedAPIExports and the workspace's CRDs.",
+    )
+    namespace_clean_delay: float = Field(
+        30.0, ge=0, description="Seconds an empty downstream namespace gone upstream is kept before deletion."
     )
 
     @field_validator("published_resource_selector")
@@ -157,6 +181,11 @@ class Settings(BaseSettings):
         if self.backoff_base > self.backoff_cap:
             raise ValueError(f"backoff_cap ({self.backoff_cap}) must be at least backoff_base")
         return self
+
+    @property
+    def all_task_modules(self) -> list[str]:
+        """The mode's task module (``syncflow.modes.<mode>.tasks``) and ``task_modules``."""
+        return list(dict.fromkeys([f"syncflow.modes.{self.mode}.tasks", *self.task_modules]))
 
     @property
     def qualified_agent_name(self) -> str:

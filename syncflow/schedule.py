@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from syncflow.config import Settings
 from syncflow.queue.layout import PERIODIC_QUEUE
 
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
@@ -13,10 +14,17 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 1.0,
         "options": {"queue": PERIODIC_QUEUE, "expires": 10},
     },
-    # Publish mode: each PublishedResource is resynced once per resync period (jittered in Redis).
+    # Each sync rule is resynced once per resync period (jittered in Redis).
     "resync": {
         "task": "syncflow.resync",
         "schedule": 15.0,
         "options": {"queue": PERIODIC_QUEUE, "expires": 60},
     },
 }
+
+
+def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
+    """The schedule of every mode plus the entries of the configured mode (e.g. workload heartbeats)."""
+    from syncflow import modes
+
+    return {**BEAT_SCHEDULE, **modes.beat_entries(settings)}

@@ -64,7 +64,7 @@ class SyncTargetSpec(APIModel):
 
     workload_cluster: WorkloadCluster | None = None
     """Where the physical cluster is."""
-    supported_api_exports: list[SupportedAPIExport] | None = None
+    supported_api_exports: list[SupportedAPIExport] | None = Field(default=None, alias="supportedAPIExports")
     """Resource types to sync besides the workspace's ConfigMaps, Secrets and CRDs."""
     capabilities: list[Capability] | None = None
     """What the cluster offers."""

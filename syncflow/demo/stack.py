@@ -56,9 +56,9 @@ class Stack:
     children: list[Child] = field(default_factory=list)
 
     def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Child:
-        """Start ``argv`` in a new session with stdout and stderr going to ``<workdir>/<name>.log``."""
+        """Start ``argv`` in a new session with stdout and stderr appended to ``<workdir>/<name>.log``."""
         log = self.workdir / f"{name}.log"
-        with log.open("wb") as out:
+        with log.open("ab") as out:
             process = subprocess.Popen(
                 list(argv),
                 env=env,

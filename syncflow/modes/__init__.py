@@ -8,7 +8,7 @@ redis, budget)`` (the engine's task bodies with the mode's endpoints, built once
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -29,10 +29,16 @@ def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) 
     return worker
 
 
+def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
+    """The configured mode's own beat schedule entries (none for most modes)."""
+    entries = getattr(_context(settings), "beat_entries", None)
+    return dict(entries(settings)) if entries is not None else {}
+
+
 def watch_process(settings: Settings) -> WatchProcess:
     """``syncflow watch`` for the configured mode (its task modules imported: they register the verbs
     the watcher enqueues)."""
-    for module in settings.task_modules:
+    for module in settings.all_task_modules:
         importlib.import_module(module)
     process: WatchProcess = _context(settings).watch_process(settings)  # type: ignore[attr-defined]
     return process

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KEYED_QUEUES = ("sync", "status")
-"""Work queues with the keyed Lua structures; each is also the Celery queue of its event lane."""
+CONTROL_QUEUE = "control"
+KEYED_QUEUES = ("sync", "status", CONTROL_QUEUE)
+"""Work queues with the keyed Lua structures; each is also the Celery queue of its event lane.
+``control`` carries a mode's control-plane keys (heartbeats, type discovery), so a flood of object
+events never delays them."""
 BULK_QUEUE = "sync-bulk"
 """Celery queue of the bulk lane (relists, resync) of every keyed queue."""
-CONTROL_QUEUE = "control"
 PERIODIC_QUEUE = "periodic"
 CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
 """Every Celery queue syncflow uses."""

@@ -42,7 +42,7 @@ def naming_rule(placement: NamingPlacement) -> NamingRule:
     return _naming(placement.namespace, placement.name)
 
 
-def _base36(digest: bytes) -> str:
+def base36(digest: bytes) -> str:
     """Base36 of a byte string as github.com/martinlindhe/base36 encodes it (a "0" per leading zero byte)."""
     number = int.from_bytes(digest, "big")
     out = ""
@@ -61,7 +61,7 @@ def locator_json(mapping: NamespaceMapping, cluster: str, namespace: str) -> str
 def mapped_namespace(mapping: NamespaceMapping, cluster: str, namespace: str) -> str:
     """``<prefix><first 12 base36 digits of SHA-224 of the locator JSON>``."""
     digest = hashlib.sha224(locator_json(mapping, cluster, namespace).encode()).digest()
-    return mapping.prefix + _base36(digest)[:_MAPPED_HASH_LENGTH]
+    return mapping.prefix + base36(digest)[:_MAPPED_HASH_LENGTH]
 
 
 def locate(

@@ -45,7 +45,7 @@ class WatchProcess:
 
     def __init__(self, settings: Settings, lease_client: ApiClient, make_watcher: WatcherFactory) -> None:
         self.settings = settings
-        configure_logging(settings.log_format, agent=settings.qualified_agent_name)
+        configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
         self.queue = tasks.runtime.service  # bound to ``settings`` by the caller
         self.make_watcher = make_watcher
         self.identity = f"{settings.qualified_agent_name}_{socket.gethostname()}_{os.getpid()}"

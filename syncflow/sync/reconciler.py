@@ -13,13 +13,14 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from syncflow.api.conditions import now
 from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
 from syncflow.logs import log_event
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
@@ -37,7 +38,6 @@ from syncflow.templating import TemplateError
 logger = logging.getLogger("syncflow.sync")
 
 Obj = dict[str, Any]
-LOGICAL_CLUSTER = "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
 WAIT_FOR_DELETION = 1.0
 ORPHANED_ANNOTATION = "syncflow.kcp.io/orphaned"
 
@@ -99,10 +99,6 @@ def get_or_none(api: JsonApi, path: str) -> Obj | None:
 def _meta(obj: Obj) -> Obj:
     meta: Obj = obj["metadata"]
     return meta
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def find_copy(s: Sync, key: ObjectKey) -> Obj | None:
@@ -210,6 +206,8 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
         return
     obj = _ensure_finalizer(s, key, obj)
     copy = _apply_spec(s, key, obj, copy)
+    if copy is None:
+        return
     if s.rule.status == "return":
         return_status(s, key, obj=obj, copy=copy)
     elif s.rule.status == "carry":
@@ -247,8 +245,9 @@ def _locate(s: Sync, key: ObjectKey, obj: Obj, workspace_path: str | None) -> pl
         raise PermanentError(f"cannot place the copy of {key}: {exc}") from exc
 
 
-def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj:
-    """Create, adopt or three-way-merge the copy; keep the last-applied state."""
+def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | None:
+    """Create, adopt or three-way-merge the copy; keep the last-applied state. None: the target object
+    of that name is not ours and the rule never adopts."""
     rule = s.rule
     workspace_path = _workspace_path(s, key)
     location = _locate(s, key, obj, workspace_path)
@@ -270,7 +269,10 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj:
     entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
     last = state.read_state(secret, entry)
     if copy is None:
-        copy, last = _create_or_adopt(s, key, obj, wanted, location, last)
+        adopted = _create_or_adopt(s, key, obj, wanted, location, last)
+        if adopted is None:
+            return None
+        copy, last = adopted
     if _meta(copy).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
     patch = three_way_patch(last, wanted, copy)
@@ -290,7 +292,7 @@ def _stamp(s: Sync, obj: Obj) -> None:
     """Set the rule's write-time annotation (only on writes, so it never causes one)."""
     annotation = transforms.timestamp_annotation(s.rule.transforms)
     if annotation:
-        obj.setdefault("metadata", {}).setdefault("annotations", {})[annotation] = _now()
+        obj.setdefault("metadata", {}).setdefault("annotations", {})[annotation] = now()
 
 
 def _collision(s: Sync, key: ObjectKey, existing: Obj) -> str | None:
@@ -315,7 +317,7 @@ def _collision(s: Sync, key: ObjectKey, existing: Obj) -> str | None:
 
 def _create_or_adopt(
     s: Sync, key: ObjectKey, obj: Obj, wanted: Obj, location: placement.Location, last: Obj | None
-) -> tuple[Obj, Obj | None]:
+) -> tuple[Obj, Obj | None] | None:
     rule = s.rule
     if rule.target.resource.namespaced:
         _ensure_namespace(s, location)
@@ -337,6 +339,9 @@ def _create_or_adopt(
     if reason is not None:
         record_event(s.source(key), obj, "NameCollision", reason)
         raise PermanentError(reason)
+    if rule.adopt == "never":
+        log_event(logger, "sync.exists_not_ours", key=str(key), target=s.target_path(existing))
+        return None
     log_event(logger, "sync.adopting", key=str(key), target=s.target_path(existing))
     # no last-applied state for an adopted object: merge, so fields only set on the target survive
     return existing, {}

@@ -141,7 +141,9 @@ class SyncRule(_Frozen):
     to the copy of an object that stops matching the selector. ``finalizer`` is held on source
     objects while they have a copy (None: deletions are found by a confirmed GET instead).
     ``state_namespace`` is the target namespace of the last-applied state Secrets (None: no state;
-    every update replaces the managed fields). ``watch_source`` False means the source is polled.
+    every update replaces the managed fields). ``adopt`` says what happens to a target object of the
+    copy's name that no rule made: ``merge`` it into a copy, or ``never`` touch it (e.g. a cluster's
+    own CRDs). ``watch_source`` False means the source is polled.
     """
 
     name: str
@@ -157,5 +159,6 @@ class SyncRule(_Frozen):
     unmatched: Literal["keep", "delete"] = "keep"
     finalizer: str | None = CLEANUP_FINALIZER
     state_namespace: str | None = None
+    adopt: Literal["merge", "never"] = "merge"
     workspace_paths: bool = False
     watch_source: bool = True

@@ -17,15 +17,13 @@ from kubernetes.client import ApiClient
 
 from syncflow.kube.clients import for_cluster
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.kcp import cluster_identity
 from syncflow.logs import log_event
 
 logger = logging.getLogger("syncflow.publish")
 
 Obj = dict[str, Any]
 APIS = "/apis/apis.kcp.io/v1alpha1"
-LOGICAL_CLUSTER = "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
-CLUSTER_ANNOTATION = "kcp.io/cluster"
-PATH_ANNOTATION = "kcp.io/path"
 
 
 @dataclass(frozen=True)
@@ -37,14 +35,6 @@ class ExportEndpoint:
     export_cluster: str
     export_path: str
     urls: tuple[str, ...]
-
-
-def cluster_identity(api: JsonApi) -> tuple[str, str]:
-    """(logical-cluster name, path) of the workspace ``api`` points at (root has no path: its name)."""
-    logical_cluster = api.get(LOGICAL_CLUSTER)
-    annotations = logical_cluster["metadata"].get("annotations") or {}
-    name = annotations.get(CLUSTER_ANNOTATION, "")
-    return name, annotations.get(PATH_ANNOTATION) or name
 
 
 def resolve(kcp: ApiClient, slice_ref: str) -> ExportEndpoint:

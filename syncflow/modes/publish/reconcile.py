@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from syncflow.api.conditions import set_condition
 from syncflow.api.publishedresource import PublishedResource, PublishedResourceError
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
@@ -52,34 +52,14 @@ def list_published(target: PublishTarget) -> list[Obj]:
     return items
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _ready_condition(old: list[Obj], ok: bool, reason: str, message: str, generation: int) -> list[Obj]:
-    """The ``Ready`` condition (keeping the transition time when the status did not change)."""
-    status = "True" if ok else "False"
-    previous = next((c for c in old if c.get("type") == "Ready"), None)
-    changed_at = previous["lastTransitionTime"] if previous and previous.get("status") == status else _now()
-    ready = {
-        "type": "Ready",
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": changed_at,
-        "observedGeneration": generation,
-    }
-    return [c for c in old if c.get("type") != "Ready"] + [ready]
-
-
 def _set_status(
     target: PublishTarget, obj: Obj, schema: str | None, ok: bool, reason: str, message: str
 ) -> None:
     old = obj.get("status") or {}
     status = {
         **old,
-        "conditions": _ready_condition(
-            old.get("conditions") or [], ok, reason, message, int(obj["metadata"].get("generation", 0))
+        "conditions": set_condition(
+            old.get("conditions"), "Ready", ok, reason, message, int(obj["metadata"].get("generation", 0))
         ),
     }
     if schema:

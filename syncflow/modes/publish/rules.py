@@ -16,6 +16,7 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.publishedresource import Filter, PublishedResource
 from syncflow.kube.clients import for_cluster, for_url
+from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.publish import source
 from syncflow.modes.publish.endpoint import ExportEndpoint
@@ -29,13 +30,9 @@ KCP = "kcp"
 SERVICE = "service"
 
 
-def _storage_version(versions: list[Obj]) -> Obj:
-    return next((v for v in versions if v.get("storage")), versions[0])
-
-
 def resource_of(spec: Obj) -> Resource:
     """A Resource from a CRD-like spec (a CRD, a synthesised built-in type or an APIResourceSchema)."""
-    version = _storage_version(spec["versions"])
+    version = storage_version(spec["versions"])
     return Resource(
         group=spec["group"],
         version=version["name"],

@@ -1,0 +1,1 @@
+"""Workload mode (the TMC workload syncer): one SyncTarget in a kcp workspace, one physical cluster."""

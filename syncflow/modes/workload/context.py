@@ -1,0 +1,182 @@
+"""What workload mode's processes need, built once per process from the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+from redis import Redis
+
+from syncflow import tasks
+from syncflow.config import ConfigError, Settings
+from syncflow.keys import ObjectKey
+from syncflow.kube.bookmarks import RedisBookmarks
+from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.kcp import cluster_identity
+from syncflow.modes.workload import target
+from syncflow.modes.workload.clients import WorkloadEndpoints
+from syncflow.modes.workload.rules import WorkloadRules, Workspace
+from syncflow.modes.workload.status import StatusWriter
+from syncflow.modes.workload.watcher import WorkloadWatcher
+from syncflow.queue.budget import RequestBudget
+from syncflow.queue.layout import PERIODIC_QUEUE, agent_prefix
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.orchestration import SyncManager
+from syncflow.sync.process import WatchProcess
+from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.worker import RuleWorker
+
+
+def _required(settings: Settings) -> tuple[str, str]:
+    missing = [
+        flag
+        for flag, value in (
+            ("--sync-target-name", settings.sync_target_name),
+            ("--workspace-cluster", settings.workspace_cluster),
+            ("--kcp-kubeconfig", settings.kcp_kubeconfig),
+        )
+        if not value
+    ]
+    if missing:
+        raise ConfigError(f"workload mode needs {', '.join(missing)}")
+    assert settings.sync_target_name and settings.workspace_cluster
+    return settings.sync_target_name, settings.workspace_cluster
+
+
+def find_workspace(kcp: ApiClient, settings: Settings) -> Workspace:
+    """The SyncTarget's workspace and identity; ``ConfigError`` when it is missing or its UID differs."""
+    name, workspace_cluster = _required(settings)
+    api = JsonApi(for_cluster(kcp, workspace_cluster))
+    try:
+        cluster, path = cluster_identity(api)
+        found = api.get(f"{target.SYNC_TARGETS}/{name}")
+    except ApiException as exc:
+        if exc.status in (403, 404):
+            raise ConfigError(
+                f'SyncTarget "{name}" not found in workspace {workspace_cluster} '
+                f"({exc.status} {exc.reason}); create it (syncflow workload sync) or check "
+                "--workspace-cluster and --sync-target-name"
+            ) from None
+        raise
+    uid = found["metadata"]["uid"]
+    if settings.sync_target_uid and settings.sync_target_uid != uid:
+        raise ConfigError(
+            f'SyncTarget "{name}" in {path} has UID {uid}, not {settings.sync_target_uid} '
+            "(--sync-target-uid): it was deleted and re-created; regenerate the syncer manifest"
+        )
+    return Workspace(cluster=cluster, path=path, sync_target=name, uid=uid)
+
+
+def control_key(verb: str, workspace: Workspace) -> ObjectKey:
+    """A SyncTarget-wide key: ``<verb>/<synctarget>/<cluster>//<synctarget>``."""
+    return ObjectKey(verb, workspace.sync_target, workspace.cluster, "", workspace.sync_target)
+
+
+@dataclass
+class WorkloadContext:
+    """Clients for the workspace and the physical cluster, and the SyncTarget's identity."""
+
+    settings: Settings
+    redis: Redis
+    budget: RequestBudget | None = None
+
+    def _budget(self, endpoint: str) -> Callable[[], None]:
+        budget = self.budget
+        return lambda: budget.take(endpoint) if budget is not None else None
+
+    @cached_property
+    def kcp(self) -> ApiClient:
+        """The kcp client of the kcp kubeconfig."""
+        return load_client(self.settings.kcp_kubeconfig)
+
+    @cached_property
+    def workspace(self) -> Workspace:
+        """The SyncTarget's workspace (checked once per process)."""
+        return find_workspace(self.kcp, self.settings)
+
+    @cached_property
+    def endpoints(self) -> WorkloadEndpoints:
+        """The engine's view of the two sides."""
+        return WorkloadEndpoints(
+            JsonApi(for_cluster(self.kcp, self.workspace.cluster), before_request=self._budget(target.KCP)),
+            JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(target.CLUSTER)),
+        )
+
+    @cached_property
+    def worker(self) -> RuleWorker:
+        """The engine's task bodies."""
+        return RuleWorker(
+            RuleRegistry(self.redis, self.settings.agent_name),
+            self.endpoints,
+            OwnWrites(self.redis, self.settings.agent_name),
+        )
+
+    @cached_property
+    def status(self) -> StatusWriter:
+        """The SyncTarget's status writer."""
+        endpoints = self.endpoints
+        return StatusWriter(
+            endpoints.workspace, endpoints.physical, self.workspace, self.redis, self.settings.agent_name
+        )
+
+
+_contexts: dict[int, WorkloadContext] = {}
+
+
+def workload_context(
+    settings: Settings, redis: Redis, budget: RequestBudget | None = None
+) -> WorkloadContext:
+    """The context of these settings in this process."""
+    context = _contexts.get(id(settings))
+    if context is None or context.settings is not settings:
+        context = _contexts[id(settings)] = WorkloadContext(settings, redis, budget)
+    return context
+
+
+def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
+    """The engine's task bodies with workload mode's endpoints (one per process)."""
+    return workload_context(settings, redis, budget).worker
+
+
+def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Beat: the SyncTarget's heartbeat, type discovery and namespace cleanup every heartbeat period."""
+    return {
+        "workload-tick": {
+            "task": "syncflow.workload-tick",
+            "schedule": settings.heartbeat_period,
+            "options": {"queue": PERIODIC_QUEUE, "expires": settings.heartbeat_period},
+        }
+    }
+
+
+def watch_process(settings: Settings) -> WatchProcess:
+    """``syncflow watch`` in workload mode: the Lease and the state live in the physical cluster."""
+    tasks.bind(settings)
+    redis = tasks.runtime.service.redis
+    context = WorkloadContext(settings, redis)
+    workspace = context.workspace  # fails fast on a missing SyncTarget or a wrong UID
+    physical = load_client(settings.kubeconfig)
+
+    def build(enqueue: Callable[[Iterable[ObjectKey], bool], None]) -> WorkloadWatcher:
+        endpoints = WorkloadEndpoints(JsonApi(for_cluster(context.kcp, workspace.cluster)), JsonApi(physical))
+        rules = WorkloadRules(
+            endpoints.workspace, endpoints.physical, workspace, settings.agent_name, settings.namespace
+        )
+        bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
+        manager = SyncManager(
+            rules.desired,
+            RuleRegistry(redis, settings.agent_name),
+            endpoints,
+            enqueue,
+            bookmarks,
+            OwnWrites(redis, settings.agent_name),
+        )
+        keys = [control_key("synctarget", workspace)]
+        return WorkloadWatcher(endpoints.workspace.api, workspace, manager, enqueue, bookmarks, keys)
+
+    return WatchProcess(settings, physical, build)

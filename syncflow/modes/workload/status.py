@@ -1,0 +1,163 @@
+"""The SyncTarget's status as the syncer keeps it: resource types to sync, heartbeats and conditions.
+
+Heartbeats: every ``heartbeat_period`` beat enqueues the heartbeat key; the run probes the physical
+cluster, then writes one status patch (heartbeat count and errors, ``lastHeartbeatTime``, conditions
+``SyncerReady``, ``HeartbeatReady``, ``Ready``). A time-bucket guard in Redis makes a second run in the
+same period (two beats, a retry after a lost reply) count nothing; a failed patch retries after a
+jittered, growing delay within the period, never in lockstep with other syncers.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+from redis import Redis
+
+from syncflow.api.conditions import is_true, now, set_condition
+from syncflow.api.synctarget import SyncTarget
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.logs import log_event
+from syncflow.modes.workload import discovery, target
+from syncflow.modes.workload.rules import Workspace
+from syncflow.queue.errors import RequeueAfter, describe
+from syncflow.queue.layout import agent_prefix
+
+logger = logging.getLogger("syncflow.workload")
+
+Obj = dict[str, Any]
+PROBE_TIMEOUT = (3.0, 5.0)
+
+
+@dataclass(frozen=True)
+class StatusWriter:
+    """Writes one SyncTarget's status."""
+
+    kcp: JsonApi
+    physical: JsonApi
+    workspace: Workspace
+    redis: Redis
+    agent: str
+
+    @property
+    def path(self) -> str:
+        """The SyncTarget's path in its workspace."""
+        return f"{target.SYNC_TARGETS}/{self.workspace.sync_target}"
+
+    def _patch(self, current: Obj, status: Obj) -> None:
+        patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "status": status}
+        self.kcp.merge_patch(f"{self.path}/status", patch)
+
+    def record_resources(self, defaults: list[str]) -> list[discovery.TypeCheck]:
+        """Check every type to sync against both sides and record the result in ``status.syncedResources``."""
+        current = self.kcp.get(self.path)
+        checks = [
+            discovery.check(self.kcp, self.physical, ref)
+            for ref in discovery.wanted_types(
+                self.kcp, self.workspace.path, SyncTarget.parse(current), defaults
+            )
+        ]
+        entries = [c.status_entry() for c in checks]
+        if (current.get("status") or {}).get("syncedResources") != entries:
+            self._patch(current, {"syncedResources": entries})
+            for check in checks:
+                log_event(
+                    logger,
+                    "workload.resource",
+                    synctarget=self.workspace.sync_target,
+                    resource=check.ref.group_resource,
+                    state=check.state,
+                    message=check.message,
+                )
+        return checks
+
+    def _guard(self) -> str:
+        return f"{agent_prefix(self.agent)}heartbeat:{self.workspace.sync_target}"
+
+    def probe(self) -> str | None:
+        """None when the physical cluster answers, else why not (one line)."""
+        try:
+            JsonApi(self.physical.api, timeout=PROBE_TIMEOUT).request("GET", "/version")
+        except Exception as exc:  # any failure to answer is what a heartbeat reports
+            return f"{type(exc).__name__}: {describe(exc)}"[:512]
+        return None
+
+    def heartbeat(self, period: float) -> bool:
+        """Send this period's heartbeat; False if it was already sent."""
+        bucket = str(int(time.time() // period))
+        guard = self._guard()
+        if self.redis.get(guard) in (bucket, bucket.encode()):
+            return False
+        unreachable = self.probe()
+        try:
+            current = self.kcp.get(self.path)
+            status = current.get("status") or {}
+            beats = status.get("heartbeat") or {}
+            moment = now()
+            conditions = status.get("conditions") or []
+            conditions = set_condition(
+                conditions,
+                "SyncerReady",
+                unreachable is None,
+                "SyncerConnected" if unreachable is None else "ClusterUnreachable",
+                "the syncer reaches the physical cluster"
+                if unreachable is None
+                else f"the physical cluster does not answer: {unreachable}",
+            )
+            conditions = set_condition(
+                conditions, "HeartbeatReady", True, "HeartbeatSent", f"heartbeat at {moment}"
+            )
+            ready = is_true(conditions, "SyncerReady")
+            conditions = set_condition(
+                conditions,
+                "Ready",
+                ready,
+                "SyncTargetReady" if ready else "ClusterUnreachable",
+                "the syncer is connected and sending heartbeats"
+                if ready
+                else "the syncer sends heartbeats but cannot reach the physical cluster",
+            )
+            self._patch(
+                current,
+                {
+                    "syncerIdentifier": target.syncer_id(self.workspace.sync_target, self.workspace.uid),
+                    "lastHeartbeatTime": moment,
+                    "lastSyncerHeartbeatTime": moment,
+                    "heartbeat": {
+                        "count": int(beats.get("count") or 0) + 1,
+                        "lastHeartbeat": moment,
+                        "errors": int(beats.get("errors") or 0) + (0 if unreachable is None else 1),
+                    },
+                    "conditions": conditions,
+                },
+            )
+        except (ApiException, OSError) as exc:
+            self._retry_later(period, exc)
+        self.redis.set(guard, bucket, ex=max(1, int(period * 3)))
+        self.redis.delete(guard + ":failures")
+        log_event(
+            logger,
+            "workload.heartbeat",
+            synctarget=self.workspace.sync_target,
+            cluster="unreachable" if unreachable else "reachable",
+        )
+        return True
+
+    def _retry_later(self, period: float, exc: Exception) -> None:
+        """Raise ``RequeueAfter`` a jittered, doubling delay (capped at half a period)."""
+        failures = int(self.redis.incr(self._guard() + ":failures"))
+        self.redis.expire(self._guard() + ":failures", max(1, int(period * 3)))
+        delay = min(period / 2, 0.5 * 2 ** min(failures, 16)) * random.uniform(0.5, 1.0)
+        log_event(
+            logger,
+            "workload.heartbeat_failed",
+            level=logging.WARNING,
+            synctarget=self.workspace.sync_target,
+            error=f"{type(exc).__name__}: {describe(exc)}",
+            retry_in=round(delay, 2),
+        )
+        raise RequeueAfter(delay) from exc

@@ -1,0 +1,58 @@
+"""Workload mode's control-plane tasks: type discovery, heartbeats and namespace cleanup.
+
+``syncflow.workload-tick`` (beat, every heartbeat period) adds three SyncTarget-wide keys; each is
+keyed work on the ``control`` queue, so a flood of object events never delays a heartbeat:
+``synctarget/…`` checks the types to sync and records them in ``status.syncedResources`` (the watcher
+turns the Accepted ones into rules), ``heartbeat/…`` sends the heartbeat, ``namespaces/…`` removes
+mapped namespaces that are empty and gone upstream.
+"""
+
+from __future__ import annotations
+
+from syncflow.keys import ObjectKey
+from syncflow.modes.workload import namespaces
+from syncflow.modes.workload.context import WorkloadContext, control_key, workload_context
+from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
+from syncflow.tasks import app, keyed_task, runtime
+
+TICK_VERBS = ("synctarget", "heartbeat", "namespaces")
+
+
+def _context() -> WorkloadContext:
+    return workload_context(runtime.settings, runtime.service.redis, runtime.service.budget)
+
+
+@keyed_task("synctarget", queue=CONTROL_QUEUE)
+def synctarget(key: ObjectKey) -> None:
+    """Check every type to sync against both sides; record it in the SyncTarget's status."""
+    _context().status.record_resources(runtime.settings.workload_resources)
+
+
+@keyed_task("heartbeat", queue=CONTROL_QUEUE)
+def heartbeat(key: ObjectKey) -> None:
+    """Send this period's heartbeat (at most one per period)."""
+    _context().status.heartbeat(runtime.settings.heartbeat_period)
+
+
+@keyed_task("namespaces", queue=CONTROL_QUEUE)
+def namespaces_task(key: ObjectKey) -> None:
+    """Remove mapped namespaces that are empty and gone upstream."""
+    context = _context()
+    endpoints = context.endpoints
+    resources = [rule.target.resource for rule in context.worker.registry.ready_rules()]
+    namespaces.collect(
+        endpoints.workspace,
+        endpoints.physical,
+        context.workspace,
+        resources,
+        runtime.settings.agent_name,
+        context.redis,
+        runtime.settings.namespace_clean_delay,
+    )
+
+
+@app.task(name="syncflow.workload-tick", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+def tick() -> int:
+    """Beat: enqueue the SyncTarget's discovery, heartbeat and namespace cleanup."""
+    workspace = _context().workspace
+    return runtime.service.add_many([control_key(verb, workspace) for verb in TICK_VERBS])
