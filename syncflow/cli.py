@@ -287,17 +287,28 @@ def worker(
 @click.option(
     "-s",
     "--schedule",
-    default="celerybeat-schedule",
-    show_default=True,
+    envvar="SYNCFLOW_BEAT_SCHEDULE",
+    show_envvar=True,
+    default=None,
     type=click.Path(dir_okay=False),
-    help="Beat's state file.",
+    help="Beat's state file; its directory is created. [default: $XDG_STATE_HOME/syncflow/beat-schedule]",
 )
 @click.option("-l", "--loglevel", default="INFO", show_default=True)
-def beat(schedule: str, loglevel: str, config_file: str | None, **flags: Any) -> None:
+def beat(schedule: str | None, loglevel: str, config_file: str | None, **flags: Any) -> None:
     """Run Celery beat: the queue pump every second (safe to run twice)."""
+    from pathlib import Path
+
+    from syncflow.paths import beat_schedule
     from syncflow.queue.processes import run_beat
 
-    run_beat(_settings(config_file, **flags), schedule=schedule, loglevel=loglevel)
+    settings = _settings(config_file, **flags)
+    path = Path(schedule) if schedule else beat_schedule()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        message = f"--schedule: cannot create directory {path.parent}: {exc.strerror}"
+        raise click.ClickException(message) from None
+    run_beat(settings, schedule=str(path), loglevel=loglevel)
 
 
 @main.command()
