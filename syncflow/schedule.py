@@ -20,3 +20,6 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "options": {"queue": PERIODIC_QUEUE, "expires": 60},
     },
 }
+
+HOUSEKEEPING_TASKS = frozenset(entry["task"] for entry in BEAT_SCHEDULE.values())
+"""Beat's tasks: thousands a day, so they send no task events and Flower's task list keeps real work."""

@@ -23,7 +23,7 @@ from syncflow.queue.execute import Handler, run_keyed
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, pump_guard_key
 from syncflow.queue.registry import register_verb
 from syncflow.queue.runtime import Runtime
-from syncflow.schedule import BEAT_SCHEDULE
+from syncflow.schedule import BEAT_SCHEDULE, HOUSEKEEPING_TASKS
 from syncflow.sync.worker import RuleWorker
 
 logger = logging.getLogger("syncflow.tasks")
@@ -43,7 +43,12 @@ class CeleryPublisher:
 
 def app_config(settings: Settings) -> dict[str, Any]:
     """Everything syncflow's Celery app needs from the settings, schedule included."""
-    return {**celery_config(settings), "beat_schedule": BEAT_SCHEDULE, "imports": settings.task_modules}
+    return {
+        **celery_config(settings),
+        "beat_schedule": BEAT_SCHEDULE,
+        "task_annotations": {name: {"send_events": False} for name in HOUSEKEEPING_TASKS},
+        "imports": settings.task_modules,
+    }
 
 
 def create_app(settings: Settings) -> Celery:
