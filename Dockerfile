@@ -17,11 +17,10 @@ RUN python -m venv /opt/syncflow \
     && /opt/syncflow/bin/python -m compileall -q /opt/syncflow/lib
 
 FROM ${PYTHON_IMAGE}
-ARG VERSION=0.1.0
+# The version is syncflow.__version__ (syncflow --version); tag the image with it.
 LABEL org.opencontainers.image.title="syncflow" \
       org.opencontainers.image.description="Keeps Kubernetes objects in sync between kcp workspaces and service clusters, on Celery workers over Redis." \
-      org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.version="${VERSION}"
+      org.opencontainers.image.licenses="Apache-2.0"
 # A numeric non-root user; its state directory (beat's schedule) exists and is owned by it, so a
 # volume mounted there starts out writable too.
 RUN groupadd --system --gid 10001 syncflow \

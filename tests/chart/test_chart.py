@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import syncflow
 from syncflow.api import crdgen
 from syncflow.cli import main
 from syncflow.config import Settings
@@ -407,3 +408,9 @@ def test_helm_lint_is_clean() -> None:
     report = helm.lint(CHART, REQUIRED, strict=True)
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+def test_chart_app_version_is_syncflows_version() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["appVersion"] == syncflow.__version__
+    assert helm.Chart.load(CHART).metadata["appVersion"] == syncflow.__version__
