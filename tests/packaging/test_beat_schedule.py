@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,21 +11,17 @@ from click.testing import CliRunner
 from redis import Redis
 
 from syncflow.cli import main
+from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, unique_agent
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.waiting import wait_for
-
-REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture
 def agent() -> Iterator[str]:
-    name = f"t{uuid.uuid4().hex[:10]}"
+    name = unique_agent()
     yield name
-    client = Redis.from_url(REDIS_URL)
-    for pattern in (f"sf:{name}:*", f"sf:{{{name}:*"):
-        keys = list(client.scan_iter(match=pattern, count=1000))
-        if keys:
-            client.delete(*keys)
+    client = Redis.from_url(REAL_REDIS_URL)
+    delete_agent_keys(client, name)
     client.close()
 
 
@@ -38,7 +33,7 @@ def test_beat_writes_its_schedule_under_xdg_state_home(tmp_path: Path, agent: st
         **os.environ,
         "PYTHONPATH": str(REPO),
         "XDG_STATE_HOME": str(state),
-        "SYNCFLOW_REDIS_URL": REDIS_URL,
+        "SYNCFLOW_REDIS_URL": REAL_REDIS_URL,
         "SYNCFLOW_AGENT_NAME": agent,
     }
     env.pop("SYNCFLOW_BEAT_SCHEDULE", None)
