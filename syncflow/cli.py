@@ -1,26 +1,39 @@
-"""The ``syncflow`` command line. Commands only parse their arguments and delegate."""
+"""The ``syncflow`` command line. Commands only parse their arguments and delegate.
+
+Implementations are imported inside the commands, so ``syncflow --help`` stays fast and a command
+never needs the packages of another (``devcluster`` and ``demo`` are extras).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from syncflow import __version__, tasks
-from syncflow.config import ConfigError, Settings, load_settings
+from syncflow import __version__
 from syncflow.modes.workload.cli import workload as workload_command
-from syncflow.queue import report
 from syncflow.queue.layout import CELERY_QUEUES
-from syncflow.queue.processes import run_beat, run_worker
-from syncflow.queue.service import QueueService
+
+if TYPE_CHECKING:
+    from syncflow.config import Settings
+    from syncflow.queue.service import QueueService
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="syncflow")
 def main() -> None:
     """Keep Kubernetes objects in sync between kcp workspaces and service clusters."""
+
+
+def _require_extra(extra: str, command: str) -> None:
+    from syncflow.extras import MissingExtraError, require
+
+    try:
+        require(extra, command)
+    except MissingExtraError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @main.command()
@@ -86,6 +99,7 @@ def devcluster(
     """Run the embedded Kubernetes-compatible API server (in memory); --kcp for a kcp."""
     from pathlib import Path
 
+    _require_extra("devcluster", "syncflow devcluster")
     from syncflow.devcluster.runner import RunOptions, parse_tokens, run
 
     try:
@@ -130,6 +144,8 @@ def _settings_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _settings(config_file: str | None, **flags: Any) -> Settings:
+    from syncflow.config import ConfigError, load_settings
+
     try:
         return load_settings(config_file, **flags)
     except ConfigError as exc:
@@ -137,6 +153,8 @@ def _settings(config_file: str | None, **flags: Any) -> Settings:
 
 
 def _service(settings: Settings) -> QueueService:
+    from syncflow import tasks
+
     tasks.bind(settings)
     return tasks.runtime.service
 
@@ -154,6 +172,8 @@ def _service(settings: Settings) -> QueueService:
 )
 def queue_command(as_json: bool, watch: bool, interval: float, config_file: str | None, **flags: Any) -> None:
     """Show per queue: dirty, pending, leased, delayed and parked keys, and broker messages."""
+    from syncflow.queue import report
+
     service = _service(_settings(config_file, **flags))
     if watch:
         report.watch_snapshot(service, interval, click.echo)
@@ -172,6 +192,8 @@ def failures() -> None:
 @click.option("--match", default="*", show_default=True, help="Only keys matching this glob.")
 def failures_list(as_json: bool, match: str, config_file: str | None, **flags: Any) -> None:
     """One line per parked key: key, attempts, first/last failure, last error."""
+    from syncflow.queue import report
+
     output = report.format_failures(_service(_settings(config_file, **flags)).parked(match), as_json=as_json)
     if output:
         click.echo(output)
@@ -182,6 +204,8 @@ def failures_list(as_json: bool, match: str, config_file: str | None, **flags: A
 @click.argument("key")
 def failures_show(key: str, config_file: str | None, **flags: Any) -> None:
     """The full last error and traceback of KEY."""
+    from syncflow.queue import report
+
     failure = _service(_settings(config_file, **flags)).failure(key)
     if failure is None:
         raise click.ClickException(f"no failure recorded for {key}")
@@ -247,6 +271,8 @@ def worker(
     **flags: Any,
 ) -> None:
     """Run a Celery worker for syncflow's keyed tasks."""
+    from syncflow.queue.processes import run_worker
+
     run_worker(
         _settings(config_file, **flags),
         queues=[q for q in queues.split(",") if q],
@@ -262,15 +288,28 @@ def worker(
 @click.option(
     "-s",
     "--schedule",
-    default="celerybeat-schedule",
-    show_default=True,
+    envvar="SYNCFLOW_BEAT_SCHEDULE",
+    show_envvar=True,
+    default=None,
     type=click.Path(dir_okay=False),
-    help="Beat's state file.",
+    help="Beat's state file; its directory is created. [default: $XDG_STATE_HOME/syncflow/beat-schedule]",
 )
 @click.option("-l", "--loglevel", default="INFO", show_default=True)
-def beat(schedule: str, loglevel: str, config_file: str | None, **flags: Any) -> None:
+def beat(schedule: str | None, loglevel: str, config_file: str | None, **flags: Any) -> None:
     """Run Celery beat: the queue pump every second (safe to run twice)."""
-    run_beat(_settings(config_file, **flags), schedule=schedule, loglevel=loglevel)
+    from pathlib import Path
+
+    from syncflow.paths import beat_schedule
+    from syncflow.queue.processes import run_beat
+
+    settings = _settings(config_file, **flags)
+    path = Path(schedule) if schedule else beat_schedule()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        message = f"--schedule: cannot create directory {path.parent}: {exc.strerror}"
+        raise click.ClickException(message) from None
+    run_beat(settings, schedule=str(path), loglevel=loglevel)
 
 
 @main.command()
@@ -321,6 +360,7 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 def watch(config_file: str | None, **flags: Any) -> None:
     """Watch the service cluster and kcp and enqueue sync work (publish mode); never writes objects."""
     from syncflow import modes
+    from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
 
     settings = _settings(config_file, **flags)
@@ -352,6 +392,7 @@ def demo(workdir: str | None, redis_url: str | None, once: bool) -> None:
     """Run kcp, a service cluster, Redis and syncflow locally, and sync a sample object end to end."""
     from pathlib import Path
 
+    _require_extra("demo", "syncflow demo")
     from syncflow.demo.runner import DemoOptions, run
 
     raise SystemExit(run(DemoOptions(Path(workdir) if workdir else None, redis_url, once)))

@@ -1,5 +1,8 @@
 """Structured logging: one event per line, as JSON or as ``key=value`` text.
 
+A line break never reaches the output unescaped, whoever logs (syncflow, Celery, kubernetes): text
+lines write a message or value that holds one as a JSON string, JSON lines escape it anyway.
+
 Every log call names an *event* and passes its facts as keyword fields, e.g.
 ``log_event(logger, "task.done", key=str(key), outcome="success")``.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, Literal
@@ -40,14 +44,26 @@ class _JSONFormatter(logging.Formatter):
         entry.update(getattr(record, _FIELDS_ATTR, {}))
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
         return json.dumps(entry, default=str, separators=(",", ":"))
 
 
+_UNSAFE_IN_VALUE = re.compile(r'[\s="\x00-\x1f\x7f\u2028\u2029]')
+_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
 def _quote(value: Any) -> str:
+    """A field value: bare when it is one plain word, else a JSON string (escapes line breaks)."""
     text = str(value)
-    if not text or any(c in text for c in ' ="\n'):
+    if not text or _UNSAFE_IN_VALUE.search(text):
         return json.dumps(text)
     return text
+
+
+def _one_line(text: str) -> str:
+    """A message as is, or as a JSON string when it holds a line break or another control character."""
+    return json.dumps(text) if _LINE_BREAKING.search(text) else text
 
 
 class _TextFormatter(logging.Formatter):
@@ -57,12 +73,14 @@ class _TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         ts = time.strftime("%H:%M:%S", time.localtime(record.created)) + f".{int(record.msecs):03d}"
-        parts = [ts, record.levelname.lower(), record.getMessage()]
+        parts = [ts, record.levelname.lower(), _one_line(record.getMessage())]
         fields = {**getattr(record, _FIELDS_ATTR, {}), **self.static}
         parts += [f"{k}={_quote(v)}" for k, v in fields.items()]
         line = " ".join(parts)
         if record.exc_info:
             line += " exception=" + json.dumps(self.formatException(record.exc_info))
+        if record.stack_info:
+            line += " stack=" + json.dumps(self.formatStack(record.stack_info))
         return line
 
 

@@ -28,3 +28,8 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     from syncflow import modes
 
     return {**BEAT_SCHEDULE, **modes.beat_entries(settings)}
+
+
+def housekeeping_tasks(schedule: dict[str, dict[str, Any]]) -> frozenset[str]:
+    """Beat's tasks: thousands a day, so they send no task events and Flower's task list keeps real work."""
+    return frozenset(entry["task"] for entry in schedule.values())

@@ -23,7 +23,7 @@ from syncflow.queue.execute import Handler, run_keyed
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, pump_guard_key
 from syncflow.queue.registry import register_verb
 from syncflow.queue.runtime import Runtime
-from syncflow.schedule import beat_schedule
+from syncflow.schedule import beat_schedule, housekeeping_tasks
 from syncflow.sync.worker import RuleWorker
 
 logger = logging.getLogger("syncflow.tasks")
@@ -43,9 +43,11 @@ class CeleryPublisher:
 
 def app_config(settings: Settings) -> dict[str, Any]:
     """Everything syncflow's Celery app needs from the settings, schedule included."""
+    schedule = beat_schedule(settings)
     return {
         **celery_config(settings),
-        "beat_schedule": beat_schedule(settings),
+        "beat_schedule": schedule,
+        "task_annotations": {name: {"send_events": False} for name in housekeeping_tasks(schedule)},
         "imports": settings.all_task_modules,
     }
 

@@ -15,9 +15,10 @@ REPO = Path(__file__).resolve().parents[2]
 class SyncflowProcesses:
     """Named ``syncflow`` subprocesses sharing one environment; each logs to ``<log_dir>/<name>.log``."""
 
-    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+    def __init__(self, env: dict[str, str], log_dir: Path, cwd: Path = REPO) -> None:
         self.env = env
         self.log_dir = log_dir
+        self.cwd = cwd
         self.running: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
@@ -25,7 +26,7 @@ class SyncflowProcesses:
         log = (self.log_dir / f"{name}.log").open("wb")
         process = subprocess.Popen(
             [str(Path(sys.executable).parent / "syncflow"), *args],
-            cwd=REPO,
+            cwd=self.cwd,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +9,6 @@ import click
 
 VERBOSITY = {1: "WARNING", 2: "INFO", 3: "DEBUG", 4: "DEBUG"}
 ROLES = ("all", "watch", "worker", "beat")
-
-
-def _data_dir(agent: str) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "syncflow" / agent
 
 
 @click.command("workload")
@@ -72,7 +66,9 @@ def workload(
     if role == "all":
         from syncflow.supervisor import Supervisor
 
-        directory = Path(data_dir) if data_dir else _data_dir(settings.agent_name)
+        from syncflow.paths import state_dir
+
+        directory = Path(data_dir) if data_dir else state_dir() / settings.agent_name
         raise SystemExit(Supervisor(settings, directory, workers=workers).run())
     if role == "watch":
         from syncflow import modes
@@ -86,4 +82,8 @@ def workload(
     else:
         from syncflow.queue.processes import run_beat
 
-        run_beat(settings, schedule=str(Path(data_dir or ".") / "beat-schedule"), loglevel=settings.log_level)
+        from syncflow.paths import beat_schedule
+
+        schedule = Path(data_dir) / "beat-schedule" if data_dir else beat_schedule()
+        schedule.parent.mkdir(parents=True, exist_ok=True)
+        run_beat(settings, schedule=str(schedule), loglevel=settings.log_level)

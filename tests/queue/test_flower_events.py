@@ -1,0 +1,108 @@
+"""Flower stays useful: workers send task events for keyed work but none for beat's housekeeping."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from celery import Celery
+from redis import Redis
+
+from syncflow.config import Settings, load_settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.layout import pump_guard_key
+from syncflow.queue.service import QueueService
+from syncflow.schedule import BEAT_SCHEDULE, housekeeping_tasks
+from syncflow.tasks import CeleryPublisher, create_app
+from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
+from tests.queue.conftest import REAL_REDIS_URL, Processes, delete_agent_keys, unique_agent
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+class EventLog:
+    """Captures every Celery event of one agent (as Flower does) in a background thread."""
+
+    def __init__(self, app: Celery) -> None:
+        self.app = app
+        self.events: list[dict[str, Any]] = []
+        self.listening = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="events", daemon=True)
+
+    def _run(self) -> None:
+        with self.app.connection() as connection:
+            self.receiver = self.app.events.Receiver(connection, handlers={"*": self.events.append})
+            # called once the consumer is ready, then once per loop
+            self.receiver.on_iteration = self.listening.set
+            self.receiver.capture(limit=None, timeout=None, wakeup=False)
+
+    def stop(self) -> None:
+        self.receiver.should_stop = True
+        self.thread.join(timeout=10)
+
+    def task_names(self) -> dict[str, str]:
+        """uuid → task name, from task-received events (the only task events that carry the name)."""
+        return {e["uuid"]: e["name"] for e in list(self.events) if e["type"] == "task-received"}
+
+    def task_event_uuids(self) -> set[str]:
+        return {e["uuid"] for e in list(self.events) if e["type"].startswith("task-")}
+
+
+@pytest.fixture
+def agent_settings() -> Iterator[Settings]:
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    yield settings
+    redis = Redis.from_url(REAL_REDIS_URL)
+    delete_agent_keys(redis, settings.agent_name)
+    redis.close()
+
+
+def test_housekeeping_tasks_send_no_task_events(
+    agent_settings: Settings, processes_factory: Callable[[Settings], Processes]
+) -> None:
+    assert {"syncflow.pump", "syncflow.resync"} <= housekeeping_tasks(BEAT_SCHEDULE)
+    app = create_app(agent_settings)
+    events = EventLog(app)
+    events.thread.start()
+    redis = Redis.from_url(REAL_REDIS_URL)
+    processes = processes_factory(agent_settings)
+    try:
+        assert events.listening.wait(10)
+        processes.worker()
+        processes.beat()
+        service = QueueService(redis, agent_settings, CeleryPublisher(app))
+        key = ObjectKey.parse("rec/r/c/ns/visible")
+        service.add(key)
+        wait_for(
+            lambda: "syncflow.rec" in events.task_names().values(),
+            timeout=60,
+            what=lambda: f"a task-received event of the keyed task; logs:\n{processes.logs()}",
+        )
+        guard = pump_guard_key(agent_settings.agent_name)
+        pumps = 0
+
+        def pumped_three_times() -> bool:
+            nonlocal pumps
+            if redis.exists(guard):
+                pumps += 1
+                redis.delete(guard)
+            return pumps >= 3
+
+        wait_for(pumped_three_times, timeout=60, what="three pumps run by the worker")
+        wait_for(
+            lambda: any(e["type"] == "task-succeeded" for e in list(events.events)),
+            timeout=30,
+            what="the keyed task's task-succeeded event",
+        )
+    finally:
+        events.stop()
+        processes.stop_all()
+        redis.close()
+    names = events.task_names()
+    seen = sorted({e["type"] for e in events.events})
+    assert set(names.values()) == {"syncflow.rec"}, seen
+    assert events.task_event_uuids() == set(names), seen
+    assert "worker-online" in seen
