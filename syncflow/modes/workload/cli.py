@@ -64,9 +64,8 @@ def workload(
     except (ConfigError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
     if role == "all":
-        from syncflow.supervisor import Supervisor
-
         from syncflow.paths import state_dir
+        from syncflow.supervisor import Supervisor
 
         directory = Path(data_dir) if data_dir else state_dir() / settings.agent_name
         raise SystemExit(Supervisor(settings, directory, workers=workers).run())
@@ -80,9 +79,8 @@ def workload(
 
         run_worker(settings, queues=CELERY_QUEUES, concurrency=workers, loglevel=settings.log_level)
     else:
-        from syncflow.queue.processes import run_beat
-
         from syncflow.paths import beat_schedule
+        from syncflow.queue.processes import run_beat
 
         schedule = Path(data_dir) / "beat-schedule" if data_dir else beat_schedule()
         schedule.parent.mkdir(parents=True, exist_ok=True)
