@@ -2,7 +2,7 @@
 
 The types are the workspace's ConfigMaps and Secrets (``--resources``), every resource of
 ``spec.supportedAPIExports`` (a named ``resource``, or all of the export's schemas), and the workspace's
-CRDs with their types. Each is checked against the workspace's discovery (Pending until it is served
+CRDs with their types (except CRDs of ``*.kcp.io`` groups: control-plane APIs, not workloads). Each is checked against the workspace's discovery (Pending until it is served
 there, e.g. before the APIExport is bound) and the physical cluster's (Accepted when served; Incompatible
 otherwise — except a workspace CRD's type, which stays Pending until the synced CRD is established).
 """
@@ -112,6 +112,11 @@ def _export_types(kcp: JsonApi, workspace_path: str, export: SupportedAPIExport)
     return refs
 
 
+def _control_plane_group(group: str) -> bool:
+    """kcp's own APIs and its agents' (``*.kcp.io``, e.g. SyncTarget as a CRD) are never workloads."""
+    return group == "kcp.io" or group.endswith(".kcp.io")
+
+
 def wanted_types(kcp: JsonApi, workspace_path: str, target: SyncTarget, defaults: list[str]) -> list[TypeRef]:
     """The types a SyncTarget syncs, in a stable order, each once."""
     refs = [TypeRef.parse(text) for text in defaults]
@@ -120,7 +125,7 @@ def wanted_types(kcp: JsonApi, workspace_path: str, target: SyncTarget, defaults
             refs.append(TypeRef.parse(export.resource))
         else:
             refs.extend(_export_types(kcp, workspace_path, export))
-    crds = kcp.get(CRDS).get("items") or []
+    crds = [crd for crd in kcp.get(CRDS).get("items") or [] if not _control_plane_group(crd["spec"]["group"])]
     if crds:
         refs.append(TypeRef(*CRD_TYPE))
     for crd in crds:

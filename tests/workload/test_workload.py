@@ -1,0 +1,365 @@
+"""Workload mode end to end (issue 11): objects of the SyncTarget's types run in the physical cluster,
+status comes back, types start and stop as the SyncTarget and both sides' discovery change, heartbeats
+count, and an unreachable physical cluster deletes nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from tests.support.waiting import wait_for
+from tests.workload.conftest import SYNC_TARGETS, WorkloadEnv
+
+FINALIZER_PREFIX = "workload.kcp.io/syncer-"
+APIS = "/apis/apis.kcp.io/v1alpha1"
+
+
+def _exists(api: Any, path: str) -> bool:
+    try:
+        api.get(path)
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True
+
+
+def _namespace(env: WorkloadEnv, name: str) -> None:
+    if not _exists(env.kcp, f"/api/v1/namespaces/{name}"):
+        env.kcp.create("/api/v1/namespaces", {"metadata": {"name": name}})
+
+
+def _bind_compute(env: WorkloadEnv) -> None:
+    """Bind root:compute's kubernetes export in the workspace when kcp serves workload types only that way."""
+    if _exists(env.kcp, "/apis/apps/v1") or _exists(env.kcp, f"{APIS}/apibindings/kubernetes"):
+        return
+    env.kcp.create(
+        f"{APIS}/apibindings",
+        {
+            "metadata": {"name": "kubernetes"},
+            "spec": {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}},
+        },
+    )
+    wait_for(
+        lambda: _exists(env.kcp, "/apis/apps/v1"), timeout=30, what="apps/v1 served after binding kubernetes"
+    )
+
+
+def _copy(env: WorkloadEnv, path: str, name: str, **kw: Any) -> dict[str, Any]:
+    return wait_for(
+        lambda: env.downstream(path, name),
+        what=lambda: f"the downstream copy of {name}\n{env.agent.logs()}",
+        **{"timeout": 30, **kw},
+    )
+
+
+def test_configmaps_and_secrets_go_down_into_the_mapped_namespace(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    _namespace(env, "apps")
+    env.kcp.create(
+        "/api/v1/namespaces/apps/configmaps",
+        {
+            "metadata": {"name": "settings", "annotations": {"kcp.io/extra": "x", "team": "a"}},
+            "data": {"k": "v"},
+        },
+    )
+    env.kcp.create(
+        "/api/v1/namespaces/apps/secrets", {"metadata": {"name": "creds"}, "stringData": {"p": "s"}}
+    )
+    env.kcp.create(
+        "/api/v1/namespaces/apps/secrets",
+        {
+            "metadata": {"name": "token", "annotations": {"kubernetes.io/service-account.name": "default"}},
+            "type": "kubernetes.io/service-account-token",
+        },
+    )
+    copy = _copy(env, "/api/v1/configmaps", "settings")
+    assert copy["data"] == {"k": "v"}
+    annotations = copy["metadata"]["annotations"]
+    assert annotations["team"] == "a" and "kcp.io/extra" not in annotations
+    assert annotations["syncer.kcp.io/sync-target"] == env.name
+    assert annotations["syncer.kcp.io/workspace"] == "root:org:ws"
+    assert "syncer.kcp.io/last-sync" in annotations
+    namespace = env.physical.get(f"/api/v1/namespaces/{copy['metadata']['namespace']}")
+    locator = json.loads(namespace["metadata"]["annotations"]["kcp.io/namespace-locator"])
+    uid = env.sync_target()["metadata"]["uid"]
+    assert locator["syncTarget"]["name"] == env.name and locator["syncTarget"]["uid"] == uid
+    assert locator["namespace"] == "apps"
+    assert _copy(env, "/api/v1/secrets", "creds")["metadata"]["namespace"] == copy["metadata"]["namespace"]
+    upstream = env.kcp.get("/api/v1/namespaces/apps/configmaps/settings")
+    assert any(f.startswith(FINALIZER_PREFIX) for f in upstream["metadata"]["finalizers"])
+    assert env.downstream("/api/v1/secrets", "token") is None, "a service-account token Secret went down"
+    # deletion: downstream first, then the upstream object goes
+    env.kcp.delete("/api/v1/namespaces/apps/configmaps/settings")
+    wait_for(
+        lambda: not _exists(env.kcp, "/api/v1/namespaces/apps/configmaps/settings"),
+        timeout=30,
+        what=lambda: f"the upstream ConfigMap to go\n{env.agent.logs()}",
+    )
+    assert env.downstream("/api/v1/configmaps", "settings") is None
+
+
+def test_deployment_runs_downstream_and_its_status_comes_back(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    _bind_compute(env)
+    _namespace(env, "web")
+    env.kcp.create(
+        "/apis/apps/v1/namespaces/web/deployments",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "nginx", "labels": {"app": "nginx"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "nginx"}},
+                "template": {
+                    "metadata": {"labels": {"app": "nginx"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]},
+                },
+            },
+        },
+    )
+    copy = _copy(env, "/apis/apps/v1/deployments", "nginx")
+    assert copy["spec"]["replicas"] == 2
+    path = f"/apis/apps/v1/namespaces/{copy['metadata']['namespace']}/deployments/nginx"
+
+    def ready_downstream() -> bool:
+        status = env.physical.get(path).get("status") or {}
+        if status.get("readyReplicas") == 2:
+            return True
+        # no simulated controllers in this physical cluster: play its deployment controller
+        env.physical.merge_patch(f"{path}/status", {"status": {"replicas": 2, "readyReplicas": 2}})
+        return False
+
+    wait_for(ready_downstream, timeout=30, what="the downstream Deployment to be ready")
+    wait_for(
+        lambda: (
+            (env.kcp.get("/apis/apps/v1/namespaces/web/deployments/nginx").get("status") or {}).get(
+                "readyReplicas"
+            )
+            == 2
+        ),
+        timeout=30,
+        what=lambda: f"readyReplicas back in kcp\n{env.agent.logs()}",
+    )
+
+
+def test_service_ips_and_node_ports_are_left_to_the_physical_cluster(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    _bind_compute(env)
+    _namespace(env, "web")
+    env.kcp.create(
+        "/api/v1/namespaces/web/services",
+        {
+            "metadata": {"name": "front"},
+            "spec": {
+                "type": "NodePort",
+                "clusterIP": "10.96.123.45",
+                "selector": {"app": "nginx"},
+                "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30123}],
+            },
+        },
+    )
+    copy = _copy(env, "/api/v1/services", "front")
+    assert copy["spec"]["ports"][0]["port"] == 80
+    assert copy["spec"].get("clusterIP") != "10.96.123.45"
+    assert copy["spec"]["ports"][0].get("nodePort") != 30123
+
+
+def test_a_type_added_to_the_synctarget_starts_syncing_without_a_restart(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    _namespace(env, "extra")
+    env.kcp.create("/api/v1/namespaces/extra/serviceaccounts", {"metadata": {"name": "robot"}})
+    target = env.sync_target()
+    exports = [
+        *target["spec"]["supportedAPIExports"],
+        {"export": "kubernetes", "resource": "v1/serviceaccounts"},
+    ]
+    env.kcp.merge_patch(f"{SYNC_TARGETS}/{env.name}", {"spec": {"supportedAPIExports": exports}})
+    wait_for(
+        lambda: (env.synced("serviceaccounts") or {}).get("state") == "Accepted",
+        timeout=30,
+        what=lambda: f"serviceaccounts Accepted\n{env.agent.logs()}",
+    )
+    _copy(env, "/api/v1/serviceaccounts", "robot")
+
+
+def test_a_type_the_physical_cluster_lacks_is_incompatible(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    org = env.kcp  # publish an export of a type only kcp knows, in the same workspace, and bind it there
+    org.create(
+        f"{APIS}/apiresourceschemas",
+        {
+            "metadata": {"name": "v1.gadgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {
+                    "kind": "Gadget",
+                    "listKind": "GadgetList",
+                    "plural": "gadgets",
+                    "singular": "gadget",
+                },
+                "scope": "Namespaced",
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    }
+                ],
+            },
+        },
+    )
+    org.create(
+        f"{APIS}/apiexports",
+        {"metadata": {"name": "gadgets"}, "spec": {"latestResourceSchemas": ["v1.gadgets.example.com"]}},
+    )
+    org.create(
+        f"{APIS}/apibindings",
+        {
+            "metadata": {"name": "gadgets"},
+            "spec": {"reference": {"export": {"path": "root:org:ws", "name": "gadgets"}}},
+        },
+    )
+    wait_for(
+        lambda: _exists(env.kcp, "/apis/example.com/v1"), timeout=30, what="gadgets served in the workspace"
+    )
+    target = env.sync_target()
+    exports = [*target["spec"]["supportedAPIExports"], {"export": "gadgets", "path": "root:org:ws"}]
+    env.kcp.merge_patch(f"{SYNC_TARGETS}/{env.name}", {"spec": {"supportedAPIExports": exports}})
+    entry = wait_for(
+        lambda: (e := env.synced("gadgets", "example.com")) and e["state"] != "Pending" and e,
+        timeout=30,
+        what=lambda: f"gadgets checked\n{env.agent.logs()}",
+    )
+    assert entry["state"] == "Incompatible"
+    assert "physical cluster does not serve" in entry["message"]
+
+
+def test_a_workspace_crd_and_its_objects_go_down(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    _namespace(env, "widgets")
+    env.kcp.create(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        {
+            "metadata": {"name": "widgets.acme.io"},
+            "spec": {
+                "group": "acme.io",
+                "scope": "Namespaced",
+                "names": {
+                    "plural": "widgets",
+                    "singular": "widget",
+                    "kind": "Widget",
+                    "listKind": "WidgetList",
+                },
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+    )
+    wait_for(
+        lambda: _exists(
+            env.physical, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.acme.io"
+        ),
+        timeout=30,
+        what=lambda: f"the CRD in the physical cluster\n{env.agent.logs()}",
+    )
+    wait_for(
+        lambda: (env.synced("widgets", "acme.io") or {}).get("state") == "Accepted",
+        timeout=30,
+        what=lambda: f"widgets Accepted\n{env.agent.logs()}",
+    )
+    env.kcp.create(
+        "/apis/acme.io/v1/namespaces/widgets/widgets",
+        {"apiVersion": "acme.io/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}},
+    )
+    assert _copy(env, "/apis/acme.io/v1/widgets", "w1")["spec"] == {"size": 3}
+
+
+def test_heartbeats_count_once_per_period(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    first = env.sync_target()["status"]["heartbeat"]["count"]
+    wait_for(
+        lambda: env.sync_target()["status"]["heartbeat"]["count"] >= first + 2,
+        timeout=20,
+        what=lambda: f"two more heartbeats\n{env.agent.logs()}",
+    )
+    status = env.sync_target()["status"]
+    assert status["syncerIdentifier"].startswith(f"kcp-syncer-{env.name}-")
+    assert status["lastHeartbeatTime"]
+    # at most one count per period (2 s): 3 beats in >= 4 s, never a burst from a doubled tick
+    assert env.condition("HeartbeatReady")["status"] == "True"
+
+
+def test_unreachable_physical_cluster_deletes_nothing_and_converges_after(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    _namespace(env, "steady")
+    env.kcp.create("/api/v1/namespaces/steady/configmaps", {"metadata": {"name": "kept"}, "data": {"v": "1"}})
+    _copy(env, "/api/v1/configmaps", "kept")
+    env.proxy.block()
+    try:
+        condition = wait_for(
+            lambda: (c := env.condition("SyncerReady")) and c["status"] == "False" and c,
+            timeout=30,
+            what=lambda: f"SyncerReady=False\n{env.agent.logs()}",
+        )
+        assert condition["reason"] == "ClusterUnreachable"
+        assert env.condition("Ready")["status"] == "False"
+        env.kcp.merge_patch("/api/v1/namespaces/steady/configmaps/kept", {"data": {"v": "2"}})
+        kept = env.kcp.get("/api/v1/namespaces/steady/configmaps/kept")
+        assert any(f.startswith(FINALIZER_PREFIX) for f in kept["metadata"]["finalizers"])
+        assert env.sync_target()["status"]["heartbeat"]["errors"] >= 1
+    finally:
+        env.proxy.unblock()
+    wait_for(
+        lambda: (env.condition("SyncerReady") or {}).get("status") == "True",
+        timeout=30,
+        what=lambda: f"SyncerReady=True again\n{env.agent.logs()}",
+    )
+    wait_for(
+        lambda: (env.downstream("/api/v1/configmaps", "kept") or {}).get("data") == {"v": "2"},
+        timeout=60,
+        what=lambda: f"the change made meanwhile to arrive\n{env.agent.logs()}",
+    )
+
+
+def test_a_wrong_sync_target_uid_is_refused_at_start(workload_env: WorkloadEnv) -> None:
+    env = workload_env
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "syncflow"),
+            "workload",
+            "--sync-target-uid",
+            "not-the-uid",
+            "--role",
+            "watch",
+        ],
+        env=env.agent.env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    uid = env.sync_target()["metadata"]["uid"]
+    assert (
+        f'SyncTarget "{env.name}" in root:org:ws has UID {uid}, not not-the-uid (--sync-target-uid)'
+        in result.stderr
+    )
