@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from syncflow import __version__
+from syncflow.modes.edge.cli import edge as edge_command
 from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue.layout import CELERY_QUEUES
 
@@ -372,6 +373,7 @@ def watch(config_file: str | None, **flags: Any) -> None:
 
 
 main.add_command(workload_command)
+main.add_command(edge_command)
 
 
 @main.command()

@@ -62,9 +62,9 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="Least severe level logged."
     )
-    mode: Literal["publish", "workload"] = Field(
+    mode: Literal["publish", "workload", "edge"] = Field(
         "publish",
-        description="Which system syncflow is: publish (api-syncagent), workload (the TMC syncer).",
+        description="Which system syncflow is: publish (api-syncagent), workload (TMC syncer), edge.",
     )
     task_modules: list[str] = Field(
         default_factory=list,
@@ -130,6 +130,10 @@ class Settings(BaseSettings):
     resync_period: PositiveFloat = Field(
         600.0, description="Seconds between periodic resyncs of each sync rule (with jitter)."
     )
+    status_period: PositiveFloat = Field(
+        300.0, description="Seconds between re-checks of the status each rule returns (with jitter)."
+    )
+    upsync_period: PositiveFloat = Field(15.0, description="Seconds between polls of each upsynced type.")
 
     # Workload mode; flag names follow kcp's syncer.
     sync_target_name: str | None = Field(

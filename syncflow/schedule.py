@@ -27,7 +27,21 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     """The schedule of every mode plus the entries of the configured mode (e.g. workload heartbeats)."""
     from syncflow import modes
 
-    return {**BEAT_SCHEDULE, **modes.beat_entries(settings)}
+    engine = {
+        # Rules with a status return: the reported state re-checked once per status period.
+        "status-poll": {
+            "task": "syncflow.status-poll",
+            "schedule": min(15.0, settings.status_period),
+            "options": {"queue": PERIODIC_QUEUE, "expires": 60},
+        },
+        # Rules whose source is polled (upsync): one keyed poll per rule every upsync period.
+        "poll-tick": {
+            "task": "syncflow.poll-tick",
+            "schedule": settings.upsync_period,
+            "options": {"queue": PERIODIC_QUEUE, "expires": settings.upsync_period},
+        },
+    }
+    return {**BEAT_SCHEDULE, **engine, **modes.beat_entries(settings)}
 
 
 def housekeeping_tasks(schedule: dict[str, dict[str, Any]]) -> frozenset[str]:

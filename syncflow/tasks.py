@@ -145,6 +145,30 @@ def resync() -> int:
     )
 
 
+@app.task(name="syncflow.status-poll", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+def status_poll() -> int:
+    """Beat: re-check the reported state of each rule whose status period has come."""
+    settings, service = runtime.settings, runtime.service
+    return rule_worker().status_poll(
+        service.redis,
+        settings.agent_name,
+        settings.status_period,
+        lambda keys: service.add_many(keys, bulk=True),
+    )
+
+
+@keyed_task("poll", queue=CONTROL_QUEUE)
+def poll(key: ObjectKey) -> None:
+    """List one polled rule's source (upsync) and enqueue the objects that changed or went."""
+    rule_worker().poll(key, runtime.service.add_many)
+
+
+@app.task(name="syncflow.poll-tick", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+def poll_tick() -> int:
+    """Beat: start one poll per polled rule (a poll still running is not started twice: keys are leased)."""
+    return runtime.service.add_many(rule_worker().poll_keys())
+
+
 @app.task(name="syncflow.pump", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
 def pump() -> dict[str, int] | None:
     """Beat, every second: promote due retries, requeue expired leases, republish lost messages."""

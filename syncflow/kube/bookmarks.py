@@ -40,6 +40,9 @@ class Bookmarks(Protocol):
     ) -> None:
         """Store ``resource_version``; ``known`` replaces the refs, ``added``/``removed`` adjust them."""
 
+    def forget(self, name: str) -> None:
+        """Drop the bookmark: the next watch of that name lists from scratch."""
+
 
 class MemoryBookmarks:
     """Bookmarks in this process (tests, or runs without Redis)."""
@@ -70,6 +73,11 @@ class MemoryBookmarks:
         refs.update(added)
         refs.difference_update(removed)
         self._rvs[name] = resource_version
+
+    def forget(self, name: str) -> None:
+        """Drop the bookmark."""
+        self._rvs.pop(name, None)
+        self._refs.pop(name, None)
 
 
 class RedisBookmarks:
@@ -115,6 +123,10 @@ class RedisBookmarks:
         _chunked(pipe.srem, refs_key, [ref.encode() for ref in removed])
         pipe.set(rv_key, resource_version)
         pipe.execute()
+
+    def forget(self, name: str) -> None:
+        """Drop the bookmark and its refs."""
+        self.redis.delete(*self._keys(name))
 
 
 def _chunked(command: Callable[..., Any], key: str, members: list[str], size: int = 10_000) -> None:

@@ -7,7 +7,8 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from syncflow.selectors import FieldSelector, LabelSelector
-from syncflow.sync.rule import Selector
+from syncflow.sync.metadata import AGENT_LABEL
+from syncflow.sync.rule import Selector, SelectorTerm, SyncRule
 
 
 @functools.lru_cache(maxsize=1024)
@@ -40,30 +41,53 @@ def _meta(obj: Mapping[str, Any], field: str) -> Mapping[str, str]:
 
 def needs_namespace(selector: Selector, obj: Mapping[str, Any]) -> bool:
     """Whether matching ``obj`` needs its source Namespace object (a namespace label selector)."""
-    return bool(selector.namespace_labels and (obj.get("metadata") or {}).get("namespace"))
+    terms = (selector, *selector.any_of)
+    return any(t.namespace_labels for t in terms) and bool((obj.get("metadata") or {}).get("namespace"))
 
 
 def matches(
     selector: Selector, obj: Mapping[str, Any], namespace_obj: Mapping[str, Any] | None = None
 ) -> bool:
-    """Whether source object ``obj`` is selected.
+    """Whether source object ``obj`` is selected: not excluded by name, its own conditions, and one of
+    ``any_of``'s when there are any.
 
-    The namespace label selector applies to namespaced objects only, against the labels of their
+    A namespace label selector applies to namespaced objects only, against the labels of their
     Namespace ``namespace_obj``; a non-empty one with no Namespace object does not match.
     """
+    if (obj.get("metadata") or {}).get("name", "") in selector.exclude_names:
+        return False
+    if not _term_matches(selector, obj, namespace_obj):
+        return False
+    return not selector.any_of or any(_term_matches(t, obj, namespace_obj) for t in selector.any_of)
+
+
+def _term_matches(
+    term: SelectorTerm, obj: Mapping[str, Any], namespace_obj: Mapping[str, Any] | None
+) -> bool:
     meta = obj.get("metadata") or {}
-    if selector.namespaces and meta.get("namespace", "") not in selector.namespaces:
+    if term.namespaces and meta.get("namespace", "") not in term.namespaces:
         return False
-    if selector.names and meta.get("name", "") not in selector.names:
+    if term.names and meta.get("name", "") not in term.names:
         return False
-    if not _labels(selector.labels).matches(_meta(obj, "labels")):
+    if not _labels(term.labels).matches(_meta(obj, "labels")):
         return False
-    if not _labels(selector.annotations).matches(_meta(obj, "annotations")):
+    if not _labels(term.annotations).matches(_meta(obj, "annotations")):
         return False
-    if selector.fields and not _fields(selector.fields).matches(obj):
+    if term.fields and not _fields(term.fields).matches(obj):
         return False
-    if not needs_namespace(selector, obj):
+    if not term.namespace_labels or not meta.get("namespace"):
         return True
-    return namespace_obj is not None and _labels(selector.namespace_labels).matches(
+    return namespace_obj is not None and _labels(term.namespace_labels).matches(
         _meta(namespace_obj, "labels")
     )
+
+
+def concerns(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
+    """Whether a source object may need work: it is (or may be) selected, or holds the rule's finalizer.
+    A copy this agent made is never a source (no loops between rules)."""
+    meta = obj.get("metadata") or {}
+    if (meta.get("labels") or {}).get(AGENT_LABEL) == rule.agent:
+        return False
+    if needs_namespace(rule.selector, obj) or matches(rule.selector, obj):
+        return True
+    return rule.finalizer is not None and rule.finalizer in (meta.get("finalizers") or ())

@@ -20,6 +20,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
+from syncflow.sync import filters
 from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import STATUS, SYNC, key_for, owner_ref
@@ -67,8 +68,9 @@ class SyncManager:
             if rule.watch_source
         }
         for name, (rule, apis) in list(self._running.items()):
-            if ready.get(name) != rule or _hosts(sources.get(name, ())) != _hosts(apis):
-                self._stop(name)
+            changed = ready.get(name) != rule  # a new selector may select what the old one skipped: relist
+            if changed or _hosts(sources.get(name, ())) != _hosts(apis):
+                self._stop(name, forget=changed)
         for name, apis in sources.items():
             if name not in self._running:
                 self._start(ready[name], apis)
@@ -81,9 +83,11 @@ class SyncManager:
     def _watch_names(self, name: str) -> list[str]:
         return [w for w in self.watches.watches if w.startswith((f"source:{name}:", f"target:{name}:"))]
 
-    def _stop(self, name: str) -> None:
+    def _stop(self, name: str, *, forget: bool = False) -> None:
         for watch in self._watch_names(name):
             self.watches.stop(watch)
+            if forget:
+                self.bookmarks.forget(watch)
         del self._running[name]
         log_event(logger, "rule.sync_stopped", rule=name)
 
@@ -96,6 +100,8 @@ class SyncManager:
 
     def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...]) -> None:
         def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+            if obj is not None and type != "DELETED" and not filters.concerns(rule, obj):
+                return []  # neither selected nor held by us: nothing to do for it
             return [key_for(SYNC, rule, ref)]
 
         def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:

@@ -40,6 +40,9 @@ logger = logging.getLogger("syncflow.sync")
 Obj = dict[str, Any]
 WAIT_FOR_DELETION = 1.0
 ORPHANED_ANNOTATION = "syncflow.kcp.io/orphaned"
+SOURCE_VERSION_ANNOTATION = "syncflow.kcp.io/source-resource-version"
+"""On copies of polled sources: the source's resourceVersion the copy was written from (the poll's
+staleness guard: an object is only written again when that version changed)."""
 
 
 @dataclass(frozen=True)
@@ -189,29 +192,33 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
     """Make the copy of ``key`` match its source object (or clean up after it)."""
     source = s.source(key)
     obj = get_or_none(source, s.source_path(key))
-    copy = find_copy(s, key)
     if obj is None:  # confirmed gone by a direct GET
-        _source_gone(s, key, copy)
+        _source_gone(s, key, find_copy(s, key))
         return
     if _meta(obj).get("deletionTimestamp"):
-        _finish_deletion(s, key, obj, copy)
+        _finish_deletion(s, key, obj, find_copy(s, key))
         return
     namespace_obj = None
     if filters.needs_namespace(s.rule.selector, obj):
         namespace_obj = get_or_none(source, f"/api/v1/namespaces/{key.namespace}")
-    if not filters.matches(s.rule.selector, obj, namespace_obj):
-        _stop_syncing(s, key, obj, copy)
+    if not filters.matches(s.rule.selector, obj, namespace_obj) or _made_by_us(s, obj):
+        _stop_syncing(s, key, obj, find_copy(s, key) if s.rule.unmatched == "delete" else None)
         return
     if not s.rule.spec:
         return
     obj = _ensure_finalizer(s, key, obj)
-    copy = _apply_spec(s, key, obj, copy)
+    copy = _apply_spec(s, key, obj, find_copy(s, key))
     if copy is None:
         return
     if s.rule.status == "return":
         return_status(s, key, obj=obj, copy=copy)
     elif s.rule.status == "carry":
         _carry_status(s, key, obj, copy)
+
+
+def _made_by_us(s: Sync, obj: Obj) -> bool:
+    """A copy this agent made (e.g. an upsynced object) is never a source of another rule: no loops."""
+    return (_meta(obj).get("labels") or {}).get(md.AGENT_LABEL) == s.rule.agent
 
 
 def _workspace_path(s: Sync, key: ObjectKey) -> str | None:
@@ -263,6 +270,8 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
         agent=rule.agent,
         keep_status=rule.status == "carry" and not rule.target.resource.status_subresource,
     )
+    if not rule.watch_source:  # a polled source: the copy records which version of it it holds
+        wanted["metadata"]["annotations"][SOURCE_VERSION_ANNOTATION] = _meta(obj).get("resourceVersion", "")
     content = desired_mod.managed_content(source)  # api-syncagent's state: the source object, stripped
     state_path = _state_path(s, key)
     secret = get_or_none(s.target, state_path) if state_path else None

@@ -22,8 +22,8 @@ from syncflow.sync.rule import SyncRule
 
 TOMBSTONE_TTL = 24 * 3600.0
 """How long a ``gone`` entry is kept, so late keys of a deleted rule still end quietly."""
-CACHE_TTL = 1.0
-"""How long a worker process reuses a ready rule before reading it again."""
+PARSED_CACHE = 256
+"""Parsed entries a process keeps (by their stored text), so reading a rule costs one HGET, no parsing."""
 
 
 class RuleEntry(BaseModel):
@@ -57,27 +57,25 @@ def _registry_key(agent: str) -> str:
 class RuleRegistry:
     """Reads and writes one agent's rule registry."""
 
-    def __init__(self, redis: Redis, agent: str, *, cache_ttl: float = CACHE_TTL) -> None:
+    def __init__(self, redis: Redis, agent: str) -> None:
         self.redis = redis
         self.key = _registry_key(agent)
-        self.cache_ttl = cache_ttl
-        self._cache: dict[str, tuple[float, RuleEntry]] = {}
+        self._parsed: dict[bytes | str, RuleEntry] = {}
         self._published: dict[str, RuleEntry] | None = None
 
     # ----- workers -----
 
-    def lookup(self, name: str, *, fresh: bool = False) -> RuleEntry:
-        """The entry of rule ``name``; ready entries are cached for ``cache_ttl`` unless ``fresh``."""
-        now = time.monotonic()
-        cached = self._cache.get(name)
-        if not fresh and cached is not None and now - cached[0] < self.cache_ttl:
-            return cached[1]
+    def lookup(self, name: str) -> RuleEntry:
+        """The current entry of rule ``name`` (read every time: a task never works with a rule that has
+        changed since, e.g. a selector that now selects what it skipped)."""
         raw = self.redis.hget(self.key, name)
-        entry = _decode(raw) if raw is not None else UNKNOWN
-        if entry.state == "ready":
-            self._cache[name] = (now, entry)
-        else:
-            self._cache.pop(name, None)
+        if raw is None:
+            return UNKNOWN
+        entry = self._parsed.get(raw)
+        if entry is None:
+            if len(self._parsed) >= PARSED_CACHE:
+                self._parsed.clear()
+            entry = self._parsed[raw] = _decode(raw)
         return entry
 
     def ready_rules(self) -> list[SyncRule]:
@@ -121,7 +119,6 @@ class RuleRegistry:
     def mark_gone(self, name: str) -> None:
         """Record at once that rule ``name`` is gone (before its objects are released)."""
         self.redis.hset(self.key, name, RuleEntry(state="gone", at=time.time()).model_dump_json())
-        self._cache.pop(name, None)
 
 
 def _text(value: bytes | str) -> str:

@@ -14,6 +14,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from redis import Redis
@@ -23,11 +24,12 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.logs import log_event
 from syncflow.queue.layout import agent_prefix
-from syncflow.sync import state, transforms
+from syncflow.sync import filters, state, transforms
 from syncflow.sync.desired import managed_content
 from syncflow.sync.endpoints import Endpoints
-from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.keys import STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
+from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.resync")
@@ -36,9 +38,10 @@ JITTER = 0.1
 PAGE_SIZE = "500"
 
 
-def due(redis: Redis, agent: str, rule: str, period: float) -> bool:
-    """Whether the resync of ``rule`` is due now; if so, schedule the next one (atomically)."""
-    key = f"{agent_prefix(agent)}resync:{rule}"
+def due(redis: Redis, agent: str, rule: str, period: float, kind: str = "resync") -> bool:
+    """Whether the ``kind`` pass (resync, status) of ``rule`` is due now; if so, schedule the next one
+    (atomically)."""
+    key = f"{agent_prefix(agent)}{kind}:{rule}"
     next_in = period * random.uniform(1 - JITTER, 1 + JITTER)
     return bool(redis.set(key, int(time.time()), nx=True, px=int(next_in * 1000)))
 
@@ -73,44 +76,90 @@ def _drifted(
     return drifted
 
 
-def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-    """Keys of source objects without a copy or drifted from their state, and of copies whose source
-    object was not listed (possible orphans)."""
+@dataclass(frozen=True)
+class Listing:
+    """Both sides of a rule as listed once: source objects (by ref) and copies (by their source's ref)."""
+
+    sources: dict[ObjectRef, dict[str, Any]]
+    copies: dict[ObjectRef, dict[str, Any]]
+
+
+def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
+    """List the rule's source objects (its label selector applied by the server) and its copies."""
     selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
-    sources = [
-        obj
+    sources = {
+        source_ref(rule, ObjectRef.of(obj)): obj
         for api in endpoints.everywhere(rule.source.endpoint)
         for obj in list_all(api, rule.source.resource.path(), **selector)
-    ]
-    listed = {source_ref(rule, ObjectRef.of(obj)) for obj in sources}
+    }
     target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
     copies = {
-        owner
+        owner: obj
         for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
         if (owner := owner_ref(obj)) is not None
     }
+    return Listing(sources, copies)
+
+
+def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+    """Keys of source objects without a copy or drifted from their state, and of copies whose source
+    object was not listed (possible orphans)."""
+    listing = list_sides(rule, endpoints)
+    listed, copies = set(listing.sources), set(listing.copies)
     drifted: set[ObjectRef] = set()
     if rule.state_namespace is not None:
+        target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
         secrets = list_all(
             target,
             f"/api/v1/namespaces/{rule.state_namespace}/secrets",
             labelSelector=f"{STATE_SECRET_LABEL}=true",
         )
         states = {str(s["metadata"]["name"]): s for s in secrets}
-        with_copy = [o for o in sources if source_ref(rule, ObjectRef.of(o)) in copies]
-        drifted = _drifted(rule, with_copy, states)
+        drifted = _drifted(rule, [o for ref, o in listing.sources.items() if ref in copies], states)
     return {key_for(SYNC, rule, ref) for ref in (listed - copies) | (copies - listed) | drifted}
 
 
+def poll_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+    """For a polled source (upsync): keys of selected source objects without a copy, of copies that hold
+    another version of their source, and of copies whose source was not listed (gone, after a successful
+    list)."""
+    listing = list_sides(rule, endpoints)
+
+    def stale(ref: ObjectRef, obj: dict[str, Any]) -> bool:
+        copy = listing.copies.get(ref)
+        if copy is None:
+            return filters.concerns(rule, obj)
+        held = (copy["metadata"].get("annotations") or {}).get(SOURCE_VERSION_ANNOTATION)
+        return bool(held != obj["metadata"].get("resourceVersion"))
+
+    changed = {ref for ref, obj in listing.sources.items() if stale(ref, obj)}
+    return {key_for(SYNC, rule, ref) for ref in changed | (set(listing.copies) - set(listing.sources))}
+
+
+def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+    """Keys of source objects whose copy reports a status they do not show yet (the status poll)."""
+    listing = list_sides(rule, endpoints)
+    return {
+        key_for(STATUS, rule, ref)
+        for ref, copy in listing.copies.items()
+        if ref in listing.sources
+        and "status" in copy
+        and copy["status"] != listing.sources[ref].get("status")
+    }
+
+
 def resync(
-    rules: Iterable[SyncRule], endpoints: Endpoints, enqueue: Callable[[set[ObjectKey]], object]
+    rules: Iterable[SyncRule],
+    endpoints: Endpoints,
+    enqueue: Callable[[set[ObjectKey]], object],
+    find: Callable[[SyncRule, Endpoints], set[ObjectKey]] = keys_needing_work,
 ) -> int:
-    """Enqueue (bulk) what each rule needs; returns the number of keys."""
+    """Enqueue (bulk) what ``find`` says each rule needs; returns the number of keys."""
     total = 0
     for rule in rules:
-        found = keys_needing_work(rule, endpoints)
+        found = find(rule, endpoints)
         if found:
             enqueue(found)
         total += len(found)
-        log_event(logger, "resync.done", rule=rule.name, enqueued=len(found))
+        log_event(logger, "resync.done", rule=rule.name, kind=find.__name__, enqueued=len(found))
     return total

@@ -60,8 +60,8 @@ class Side(_Frozen):
     cluster: str | None = None
 
 
-class Selector(_Frozen):
-    """Which source objects a rule syncs; empty fields match everything.
+class SelectorTerm(_Frozen):
+    """One conjunction of conditions on a source object; empty fields match everything.
 
     ``labels``/``annotations`` are label-selector expressions (kube syntax) over the object's labels
     and annotations; ``fields`` a field selector evaluated on the object (e.g.
@@ -75,6 +75,14 @@ class Selector(_Frozen):
     namespaces: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     namespace_labels: str = ""
+
+
+class Selector(SelectorTerm):
+    """Which source objects a rule syncs: its own conditions, and (when ``any_of`` is not empty) at least
+    one of ``any_of``'s; never the objects named in ``exclude_names``."""
+
+    any_of: tuple[SelectorTerm, ...] = ()
+    exclude_names: tuple[str, ...] = ()
 
 
 class NamingPlacement(_Frozen):
@@ -128,7 +136,15 @@ class Annotate(_Frozen):
     timestamp: str | None = None
 
 
-Transform = Annotated[DropFields | DropAnnotations | Annotate, Field(discriminator="kind")]
+class SetFields(_Frozen):
+    """Set fields (dotted paths) on the source object named ``name`` (e.g. a renamed CRD's ``spec.group``)."""
+
+    kind: Literal["set-fields"] = "set-fields"
+    name: str
+    fields: dict[str, Any]
+
+
+Transform = Annotated[DropFields | DropAnnotations | Annotate | SetFields, Field(discriminator="kind")]
 
 
 class SyncRule(_Frozen):

@@ -10,7 +10,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Transform
+from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, SetFields, Transform
 
 Obj = dict[str, Any]
 
@@ -33,6 +33,18 @@ def _drop(node: Any, steps: list[str]) -> None:
         del node[step]
 
 
+def set_field(obj: Obj, path: str, value: Any) -> None:
+    """Set the field at dotted ``path`` in place, creating missing maps on the way."""
+    node = obj
+    *parents, last = path.split(".")
+    for step in parents:
+        child = node.get(step)
+        if not isinstance(child, dict):
+            child = node[step] = {}
+        node = child
+    node[last] = copy.deepcopy(value)
+
+
 def drop_field(obj: Obj, path: str) -> None:
     """Remove the field at dotted ``path`` (``a.b[].c`` steps into every item of list ``b``) in place."""
     _drop(obj, path.split("."))
@@ -53,6 +65,9 @@ def apply(transforms: Iterable[Transform], source: Obj) -> Obj:
             }
         elif isinstance(transform, Annotate):
             meta["annotations"] = {**(meta.get("annotations") or {}), **transform.annotations}
+        elif isinstance(transform, SetFields) and meta.get("name") == transform.name:
+            for path, value in transform.fields.items():
+                set_field(out, path, value)
     return out
 
 

@@ -26,6 +26,9 @@ from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.sync")
 
+POLL = "poll"
+Enqueue = Callable[[Iterable[ObjectKey]], object]
+
 
 @dataclass
 class RuleWorker:
@@ -37,9 +40,7 @@ class RuleWorker:
 
     def _sync(self, rule: SyncRule) -> Sync:
         name = rule.name
-        return Sync(
-            rule, self.endpoints, self.echoes, lambda: self.registry.lookup(name, fresh=True).state == "ready"
-        )
+        return Sync(rule, self.endpoints, self.echoes, lambda: self.registry.lookup(name).state == "ready")
 
     def _lookup(self, key: ObjectKey) -> Sync | None:
         entry = self.registry.lookup(key.rule)
@@ -71,13 +72,35 @@ class RuleWorker:
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
 
-    def resync(
-        self, redis: Redis, agent: str, period: float, enqueue: Callable[[Iterable[ObjectKey]], object]
-    ) -> int:
-        """Resync every ready rule whose period has come."""
+    def resync(self, redis: Redis, agent: str, period: float, enqueue: Enqueue) -> int:
+        """Resync every watched ready rule whose period has come (missing copies, drift, orphans)."""
         rules = [
             rule
             for rule in self.registry.ready_rules()
             if rule.watch_source and resync_mod.due(redis, agent, rule.name, period)
         ]
         return resync_mod.resync(rules, self.endpoints, enqueue) if rules else 0
+
+    def status_poll(self, redis: Redis, agent: str, period: float, enqueue: Enqueue) -> int:
+        """Enqueue status keys of copies whose status the source does not show yet (the fallback when
+        a target watch missed an event)."""
+        rules = [
+            rule
+            for rule in self.registry.ready_rules()
+            if rule.status == "return" and resync_mod.due(redis, agent, rule.name, period, kind="status")
+        ]
+        return resync_mod.resync(rules, self.endpoints, enqueue, resync_mod.status_keys) if rules else 0
+
+    def poll_keys(self) -> list[ObjectKey]:
+        """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
+        return [
+            ObjectKey(POLL, rule.name, rule.source.cluster or rule.source.endpoint, "", rule.name)
+            for rule in self.registry.ready_rules()
+            if not rule.watch_source
+        ]
+
+    def poll(self, key: ObjectKey, enqueue: Enqueue) -> None:
+        """List a polled rule's source and copies once; enqueue the objects that changed or went."""
+        s = self._lookup(key)
+        if s is not None:
+            resync_mod.resync([s.rule], self.endpoints, enqueue, resync_mod.poll_keys)

@@ -88,15 +88,16 @@ def test_a_pending_or_unknown_rule_sends_the_key_back_instead_of_dropping_it(
         worker(registry, redis).sync(KEY)
 
 
-def test_not_ready_is_never_cached_but_ready_is(redis: fakeredis.FakeRedis) -> None:
-    writer, reader = RuleRegistry(redis, "agent"), RuleRegistry(redis, "agent", cache_ttl=60)
+def test_workers_always_see_the_current_rule(redis: fakeredis.FakeRedis) -> None:
+    writer, reader = RuleRegistry(redis, "agent"), RuleRegistry(redis, "agent")
     writer.publish({"things": RuleEntry.pending("not projected yet")})
     assert reader.lookup("things").state == "pending"
     writer.publish({"things": RuleEntry.ready(rule())})
-    assert reader.lookup("things").state == "ready"  # the pending answer was not cached
+    assert reader.lookup("things").rule == rule()
+    writer.publish({"things": RuleEntry.ready(rule(unmatched="delete"))})
+    assert reader.lookup("things").rule == rule(unmatched="delete")  # a changed rule is seen at once
     writer.mark_gone("things")
-    assert reader.lookup("things").state == "ready"  # cached for the TTL ...
-    assert reader.lookup("things", fresh=True).state == "gone"  # ... but a fresh read sees it
+    assert reader.lookup("things").state == "gone"
 
 
 def test_a_gone_rule_ends_its_keys_quietly(redis: fakeredis.FakeRedis) -> None:

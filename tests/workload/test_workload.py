@@ -12,6 +12,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
 from tests.workload.conftest import SYNC_TARGETS, WorkloadEnv
 
@@ -32,22 +33,6 @@ def _exists(api: Any, path: str) -> bool:
 def _namespace(env: WorkloadEnv, name: str) -> None:
     if not _exists(env.kcp, f"/api/v1/namespaces/{name}"):
         env.kcp.create("/api/v1/namespaces", {"metadata": {"name": name}})
-
-
-def _bind_compute(env: WorkloadEnv) -> None:
-    """Bind root:compute's kubernetes export in the workspace when kcp serves workload types only that way."""
-    if _exists(env.kcp, "/apis/apps/v1") or _exists(env.kcp, f"{APIS}/apibindings/kubernetes"):
-        return
-    env.kcp.create(
-        f"{APIS}/apibindings",
-        {
-            "metadata": {"name": "kubernetes"},
-            "spec": {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}},
-        },
-    )
-    wait_for(
-        lambda: _exists(env.kcp, "/apis/apps/v1"), timeout=30, what="apps/v1 served after binding kubernetes"
-    )
 
 
 def _copy(env: WorkloadEnv, path: str, name: str, **kw: Any) -> dict[str, Any]:
@@ -106,7 +91,7 @@ def test_configmaps_and_secrets_go_down_into_the_mapped_namespace(workload_env: 
 
 def test_deployment_runs_downstream_and_its_status_comes_back(workload_env: WorkloadEnv) -> None:
     env = workload_env
-    _bind_compute(env)
+    bind_compute(env.kcp)
     _namespace(env, "web")
     env.kcp.create(
         "/apis/apps/v1/namespaces/web/deployments",
@@ -151,7 +136,7 @@ def test_deployment_runs_downstream_and_its_status_comes_back(workload_env: Work
 
 def test_service_ips_and_node_ports_are_left_to_the_physical_cluster(workload_env: WorkloadEnv) -> None:
     env = workload_env
-    _bind_compute(env)
+    bind_compute(env.kcp)
     _namespace(env, "web")
     env.kcp.create(
         "/api/v1/namespaces/web/services",

@@ -2,9 +2,10 @@
 
 The types are the workspace's ConfigMaps and Secrets (``--resources``), every resource of
 ``spec.supportedAPIExports`` (a named ``resource``, or all of the export's schemas), and the workspace's
-CRDs with their types (except CRDs of ``*.kcp.io`` groups: control-plane APIs, not workloads). Each is checked against the workspace's discovery (Pending until it is served
-there, e.g. before the APIExport is bound) and the physical cluster's (Accepted when served; Incompatible
-otherwise — except a workspace CRD's type, which stays Pending until the synced CRD is established).
+CRDs with their types (except CRDs of ``*.kcp.io`` groups: control-plane APIs, not workloads). Each
+is checked against the workspace's discovery (Pending until it is served there, e.g. before the
+APIExport is bound) and the physical cluster's (Accepted when served; Incompatible otherwise —
+except a workspace CRD's type, which stays Pending until the synced CRD is established).
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes.client.exceptions import ApiException
-
 from syncflow.api.synctarget import SupportedAPIExport, SyncTarget
 from syncflow.kube.clients import for_cluster
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.sync.discovery import find_resource
 from syncflow.sync.rule import Resource
 
 Obj = dict[str, Any]
@@ -78,25 +78,7 @@ class TypeCheck:
 
 def served(api: JsonApi, ref: TypeRef) -> Resource | None:
     """The resource as ``api``'s discovery describes it, or None when not served."""
-    path = f"/apis/{ref.group}/{ref.version}" if ref.group else f"/api/{ref.version}"
-    try:
-        listing = api.get(path)
-    except ApiException as exc:
-        if exc.status in (404, 503):
-            return None
-        raise
-    entries = {entry["name"]: entry for entry in listing.get("resources") or []}
-    entry = entries.get(ref.plural)
-    if entry is None:
-        return None
-    return Resource(
-        group=ref.group,
-        version=ref.version,
-        plural=ref.plural,
-        kind=entry["kind"],
-        namespaced=bool(entry.get("namespaced")),
-        status_subresource=f"{ref.plural}/status" in entries,
-    )
+    return find_resource(api, ref.group, ref.version, plural=ref.plural)
 
 
 def _export_types(kcp: JsonApi, workspace_path: str, export: SupportedAPIExport) -> list[TypeRef]:

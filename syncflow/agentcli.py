@@ -1,0 +1,99 @@
+"""What the single-command agents (``syncflow workload``, ``syncflow edge``) share: their common flags,
+loading their settings, and running all roles or one (imports stay lazy for a fast --help)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from syncflow.config import Settings
+
+VERBOSITY = {1: "WARNING", 2: "INFO", 3: "DEBUG", 4: "DEBUG"}
+ROLES = ("all", "watch", "worker", "beat")
+
+_OPTIONS = (
+    click.option(
+        "--config",
+        "config_file",
+        envvar="SYNCFLOW_CONFIG",
+        type=click.Path(dir_okay=False),
+        help="YAML settings file.",
+    ),
+    click.option("--kcp-kubeconfig", default=None, help="Kubeconfig of kcp (required)."),
+    click.option(
+        "--cluster-kubeconfig", "kubeconfig", default=None, help="Kubeconfig of the physical cluster."
+    ),
+    click.option(
+        "--namespace", default=None, help="Physical-cluster namespace of the Lease and state Secrets."
+    ),
+    click.option(
+        "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes."
+    ),
+    click.option(
+        "--v", "verbosity", type=click.IntRange(1, 4), default=2, show_default=True, help="Log verbosity 1-4."
+    ),
+    click.option(
+        "--role", type=click.Choice(ROLES), default="all", show_default=True, help="Run one role only."
+    ),
+    click.option("--redis-url", default=None, help="Redis to use (default: start a private one)."),
+    click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys [syncflow]."),
+    click.option("--log-format", type=click.Choice(["text", "json"]), default=None),
+    click.option("--health-address", default=None, help="host:port for /healthz and /readyz (watch role)."),
+    click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="Logs and beat state."),
+)
+
+
+def agent_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The flags every single-command agent takes."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def load(
+    mode: str, config_file: str | None, verbosity: int, defaults: dict[str, Any], **flags: Any
+) -> Settings:
+    """The agent's settings: flags, then environment and file, then the mode's own ``defaults``."""
+    from syncflow.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings(config_file, mode=mode, log_level=VERBOSITY[verbosity], **flags)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    unset = {name: value for name, value in defaults.items() if name not in settings.model_fields_set}
+    return settings.model_copy(update=unset)
+
+
+def run(settings: Settings, role: str, workers: int, data_dir: str | None, check: Callable[[], None]) -> None:
+    """Fail fast with ``check`` (one clear line), then run every role under a supervisor, or one role."""
+    from syncflow.config import ConfigError
+    from syncflow.kube.clients import KubeconfigError
+    from syncflow.paths import state_dir
+
+    try:
+        check()
+    except (ConfigError, KubeconfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    directory = Path(data_dir) if data_dir else state_dir() / settings.agent_name
+    if role == "all":
+        from syncflow.supervisor import Supervisor
+
+        raise SystemExit(Supervisor(settings, directory, workers=workers).run())
+    if role == "watch":
+        from syncflow import modes
+
+        modes.watch_process(settings).run()
+    elif role == "worker":
+        from syncflow.queue.layout import CELERY_QUEUES
+        from syncflow.queue.processes import run_worker
+
+        run_worker(settings, queues=CELERY_QUEUES, concurrency=workers, loglevel=settings.log_level)
+    else:
+        from syncflow.queue.processes import run_beat
+
+        directory.mkdir(parents=True, exist_ok=True)
+        run_beat(settings, schedule=str(directory / "beat-schedule"), loglevel=settings.log_level)

@@ -1,0 +1,134 @@
+"""What edge mode's processes need, built once per process from the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+from redis import Redis
+
+from syncflow import tasks
+from syncflow.config import ConfigError, Settings
+from syncflow.keys import ObjectKey
+from syncflow.kube.bookmarks import RedisBookmarks
+from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.kcp import cluster_identity
+from syncflow.modes.edge.clients import EdgeEndpoints
+from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRules, Mailbox
+from syncflow.modes.edge.watcher import EdgeWatcher
+from syncflow.queue.budget import RequestBudget
+from syncflow.queue.layout import agent_prefix
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.orchestration import SyncManager
+from syncflow.sync.process import WatchProcess
+from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.worker import RuleWorker
+
+
+def find_mailbox(kcp: ApiClient, settings: Settings) -> Mailbox:
+    """The mailbox workspace's logical cluster; ``ConfigError`` when it cannot be read."""
+    if not settings.workspace_cluster or not settings.kcp_kubeconfig:
+        raise ConfigError("edge mode needs --workspace (the mailbox workspace) and --kcp-kubeconfig")
+    api = JsonApi(for_cluster(kcp, settings.workspace_cluster))
+    try:
+        cluster, _ = cluster_identity(api)
+        api.get(EDGE_SYNC_CONFIGS)
+    except ApiException as exc:
+        raise ConfigError(
+            f"cannot read EdgeSyncConfigs in the mailbox workspace {settings.workspace_cluster} "
+            f"({exc.status} {exc.reason}): check --workspace, the kubeconfig's rights, and that the "
+            "EdgeSyncConfig CRD is installed there (syncflow edge bootstrap does it)"
+        ) from None
+    return Mailbox(cluster=cluster, syncer=settings.agent_name)
+
+
+def config_key(mailbox: Mailbox) -> ObjectKey:
+    """The key that records every EdgeSyncConfig's status."""
+    return ObjectKey("edgeconfig", mailbox.syncer, mailbox.cluster, "", mailbox.syncer)
+
+
+@dataclass
+class EdgeContext:
+    """Clients for the mailbox workspace and the p-cluster."""
+
+    settings: Settings
+    redis: Redis
+    budget: RequestBudget | None = None
+
+    def _budget(self, endpoint: str) -> Callable[[], None]:
+        budget = self.budget
+        return lambda: budget.take(endpoint) if budget is not None else None
+
+    @cached_property
+    def kcp(self) -> ApiClient:
+        """The kcp client of the kcp kubeconfig."""
+        return load_client(self.settings.kcp_kubeconfig)
+
+    @cached_property
+    def mailbox(self) -> Mailbox:
+        """The mailbox workspace (checked once per process)."""
+        return find_mailbox(self.kcp, self.settings)
+
+    @cached_property
+    def endpoints(self) -> EdgeEndpoints:
+        """The engine's view of the two sides."""
+        return EdgeEndpoints(
+            JsonApi(for_cluster(self.kcp, self.mailbox.cluster), before_request=self._budget(KCP)),
+            JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(PCLUSTER)),
+        )
+
+    @cached_property
+    def worker(self) -> RuleWorker:
+        """The engine's task bodies."""
+        return RuleWorker(
+            RuleRegistry(self.redis, self.settings.agent_name),
+            self.endpoints,
+            OwnWrites(self.redis, self.settings.agent_name),
+        )
+
+
+_contexts: dict[int, EdgeContext] = {}
+
+
+def edge_context(settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> EdgeContext:
+    """The context of these settings in this process."""
+    context = _contexts.get(id(settings))
+    if context is None or context.settings is not settings:
+        context = _contexts[id(settings)] = EdgeContext(settings, redis, budget)
+    return context
+
+
+def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
+    """The engine's task bodies with edge mode's endpoints (one per process)."""
+    return edge_context(settings, redis, budget).worker
+
+
+def watch_process(settings: Settings) -> WatchProcess:
+    """``syncflow watch`` in edge mode: the Lease and the state live in the p-cluster."""
+    tasks.bind(settings)
+    redis = tasks.runtime.service.redis
+    context = EdgeContext(settings, redis)
+    mailbox = context.mailbox  # fails fast when the mailbox cannot be read
+    pcluster = load_client(settings.kubeconfig)
+
+    def build(enqueue: Callable[[Iterable[ObjectKey], bool], None]) -> EdgeWatcher:
+        endpoints = EdgeEndpoints(JsonApi(for_cluster(context.kcp, mailbox.cluster)), JsonApi(pcluster))
+        rules = EdgeRules(
+            endpoints.mailbox, endpoints.pcluster, mailbox, settings.agent_name, settings.namespace
+        )
+        bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
+        manager = SyncManager(
+            rules.desired,
+            RuleRegistry(redis, settings.agent_name),
+            endpoints,
+            enqueue,
+            bookmarks,
+            OwnWrites(redis, settings.agent_name),
+        )
+        return EdgeWatcher(endpoints.mailbox.api, manager, enqueue, bookmarks, config_key(mailbox))
+
+    return WatchProcess(settings, pcluster, build)

@@ -1,0 +1,196 @@
+"""Edge mode's front-end to the engine: the merged EdgeSyncConfigs as sync rules.
+
+Downsync: one rule per upstream type (``down:<plural>.<group>``) whose selector is the union of the
+configs' selectors for it; identity placement; a renamed object (a conversion within one kind) keeps its
+type and gets its natural name downstream — a renamed CRD also its natural ``spec.group``; a conversion
+to another kind is a rule of its own (``down:<plural>.<group>~<name>``). A type whose CRD the p-cluster
+does not serve yet waits (pending), so CRDs are established before their objects go down.
+Upsync: one polled rule per type (``up:<plural>.<group>``) from the p-cluster into the mailbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ResourceSelector
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.modes.edge.merge import Merged, TypeKey, merge, type_of
+from syncflow.selectors import LabelSelector
+from syncflow.sync.discovery import find_resource
+from syncflow.sync.registry import RuleEntry
+from syncflow.sync.rule import IdentityPlacement, Resource, Selector, SelectorTerm, SetFields, Side, SyncRule
+
+Obj = dict[str, Any]
+KCP = "kcp"
+PCLUSTER = "pcluster"
+EDGE_SYNC_CONFIGS = "/apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
+CRD_GROUP_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
+
+
+@dataclass(frozen=True)
+class Mailbox:
+    """The mailbox workspace (its logical cluster) and this syncer's identity."""
+
+    cluster: str
+    syncer: str
+
+    @property
+    def finalizer(self) -> str:
+        """Held on mailbox objects while they have a copy in the p-cluster."""
+        return f"edge.kcp.io/syncer-{self.syncer}"
+
+
+def _term(selector: ResourceSelector) -> SelectorTerm:
+    dumped = selector.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return SelectorTerm(
+        namespaces=(selector.namespace,) if selector.namespace else (),
+        names=(selector.name,) if selector.name else (),
+        labels=str(LabelSelector.from_dict(dumped.get("labelSelector"))),
+        annotations=str(LabelSelector.from_dict(dumped.get("annotationSelector"))),
+    )
+
+
+def upstream_form(selector: ResourceSelector, conversions: list[Conversion]) -> ResourceSelector:
+    """A selector naming the natural (downstream) form of a converted object selects its mailbox form."""
+    for conversion in conversions:
+        down = conversion.downstream
+        if (down.group, down.kind, down.name) == (selector.group, selector.kind, selector.name):
+            up = conversion.upstream
+            return selector.model_copy(
+                update={"group": up.group, "version": up.version, "kind": up.kind, "name": up.name}
+            )
+    return selector
+
+
+def _resource_name(resource: Resource) -> str:
+    return resource.group_resource
+
+
+@dataclass
+class EdgeRules:
+    """Computes the rules of the merged EdgeSyncConfigs (watch side)."""
+
+    mailbox_api: JsonApi
+    pcluster_api: JsonApi
+    mailbox: Mailbox
+    agent: str
+    state_namespace: str
+    merged: Merged = field(default_factory=Merged)
+
+    def configs(self) -> list[EdgeSyncConfig]:
+        """Every valid EdgeSyncConfig of the mailbox (an invalid one is reported on its status by a task)."""
+        valid = []
+        for obj in self.mailbox_api.get(EDGE_SYNC_CONFIGS).get("items") or []:
+            try:
+                valid.append(EdgeSyncConfig.parse(obj))
+            except ValueError:
+                continue
+        return valid
+
+    def desired(self) -> Mapping[str, RuleEntry]:
+        """One entry per downsynced and upsynced type (and per conversion to another kind)."""
+        self.merged = merged = merge(self.configs())
+        entries: dict[str, RuleEntry] = {}
+        down: dict[TypeKey, list[ResourceSelector]] = {}
+        for selectors in merged.down.values():
+            for selector in selectors:
+                converted = upstream_form(selector, merged.conversions)
+                down.setdefault(type_of(converted), []).append(converted)
+        for key, selectors in sorted(down.items()):
+            entries.update(self._down(key, selectors, merged))
+        for key, selectors in sorted(merged.up.items()):
+            entries.update(self._up(key, selectors))
+        return entries
+
+    def _resolve(self, api: JsonApi, key: TypeKey, where: str) -> Resource | str:
+        group, version, kind = key
+        found = find_resource(api, group, version, kind=kind)
+        return (
+            found
+            if found is not None
+            else f"{kind}.{group or 'core'}/{version} is not served by the {where} yet"
+        )
+
+    def _down(self, key: TypeKey, selectors: list[ResourceSelector], merged: Merged) -> dict[str, RuleEntry]:
+        upstream = self._resolve(self.mailbox_api, key, "mailbox workspace")
+        if isinstance(upstream, str):
+            return {f"down:{key[2].lower()}.{key[0]}": RuleEntry.pending(upstream)}
+        name = f"down:{_resource_name(upstream)}"
+        conversions = [c for c in merged.conversions if type_of(c.upstream) == key]
+        renames = [c for c in conversions if (c.downstream.group, c.downstream.kind) == (key[0], key[2])]
+        others = [c for c in conversions if c not in renames]
+        entries: dict[str, RuleEntry] = {}
+        downstream = self._resolve(self.pcluster_api, key, "p-cluster")
+        base = Selector(
+            any_of=tuple(_term(s) for s in selectors), exclude_names=tuple(c.upstream.name for c in others)
+        )
+        entries[name] = (
+            RuleEntry.pending(downstream)
+            if isinstance(downstream, str)
+            else RuleEntry.ready(self._down_rule(name, upstream, downstream, base, renames, merged))
+        )
+        for conversion in others:
+            target_key = type_of(conversion.downstream)
+            target = self._resolve(self.pcluster_api, target_key, "p-cluster")
+            rule_name = f"{name}~{conversion.upstream.name}"
+            if isinstance(target, str):
+                entries[rule_name] = RuleEntry.pending(target)
+                continue
+            only = Selector(names=(conversion.upstream.name,))
+            entries[rule_name] = RuleEntry.ready(
+                self._down_rule(rule_name, upstream, target, only, [conversion], merged)
+            )
+        return entries
+
+    def _down_rule(
+        self,
+        name: str,
+        upstream: Resource,
+        downstream: Resource,
+        selector: Selector,
+        conversions: list[Conversion],
+        merged: Merged,
+    ) -> SyncRule:
+        renames = {c.upstream.name: c.downstream.name for c in conversions}
+        crd_groups = tuple(
+            SetFields(name=c.upstream.name, fields={"spec.group": c.downstream.name.split(".", 1)[1]})
+            for c in conversions
+            if (c.downstream.group, c.downstream.kind) == CRD_GROUP_KIND and "." in c.downstream.name
+        )
+        return SyncRule(
+            name=name,
+            agent=self.agent,
+            source=Side(endpoint=KCP, resource=upstream, cluster=self.mailbox.cluster),
+            target=Side(endpoint=PCLUSTER, resource=downstream),
+            selector=selector,
+            placement=IdentityPlacement(names=renames),
+            transforms=crd_groups,
+            status="return" if merged.return_reported_state else "none",
+            deletion="propagate" if merged.propagate_deletion else "orphan",
+            unmatched="delete" if merged.propagate_deletion else "keep",
+            finalizer=self.mailbox.finalizer,
+            state_namespace=self.state_namespace,
+        )
+
+    def _up(self, key: TypeKey, selectors: list[ResourceSelector]) -> dict[str, RuleEntry]:
+        source = self._resolve(self.pcluster_api, key, "p-cluster")
+        if isinstance(source, str):
+            return {f"up:{key[2].lower()}.{key[0]}": RuleEntry.pending(source)}
+        name = f"up:{_resource_name(source)}"
+        target = self._resolve(self.mailbox_api, key, "mailbox workspace (bind the APIExport that serves it)")
+        if isinstance(target, str):
+            return {name: RuleEntry.pending(target)}
+        rule = SyncRule(
+            name=name,
+            agent=self.agent,
+            source=Side(endpoint=PCLUSTER, resource=source, cluster=self.mailbox.syncer),
+            target=Side(endpoint=KCP, resource=target, cluster=self.mailbox.cluster),
+            selector=Selector(any_of=tuple(_term(s) for s in selectors)),
+            status="carry",
+            unmatched="delete",
+            finalizer=None,
+            watch_source=False,
+        )
+        return {name: RuleEntry.ready(rule)}
