@@ -32,6 +32,7 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
 from syncflow.sync.keys import owner_ref
 from syncflow.sync.merge import three_way_patch
+from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.rule import SyncRule
 from syncflow.templating import TemplateError
 
@@ -251,7 +252,14 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     rule = s.rule
     workspace_path = _workspace_path(s, key)
     location = _locate(s, key, obj, workspace_path)
-    source = transforms.apply(rule.transforms, obj)
+    other = copy if copy is not None else desired_mod.preview(
+        obj,
+        api_version=rule.target.resource.api_version,
+        kind=rule.target.resource.kind,
+        namespace=location.namespace,
+        name=location.name,
+    )
+    source = _transformed(s, key, obj, other)
     wanted = desired_mod.build_desired(
         source,
         local_api_version=rule.target.resource.api_version,
@@ -286,6 +294,20 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     if state_path is not None and last != content:
         _save_state(s, key, state_path, secret, entry, content)
     return copy
+
+
+def _mutation_failed(s: Sync, key: ObjectKey, obj: Obj, exc: MutationError) -> PermanentError:
+    """A mutation that fails parks the key (retrying gives the same result) and tells the user in kcp."""
+    record_event(s.source(key), obj, "MutationFailed", str(exc))
+    return PermanentError(f"cannot mutate {key}: {exc}")
+
+
+def _transformed(s: Sync, key: ObjectKey, obj: Obj, other: Obj) -> Obj:
+    """The source object after the rule's transforms; ``other``: the copy, or a preview of it."""
+    try:
+        return transforms.apply(s.rule.transforms, obj, other)
+    except MutationError as exc:
+        raise _mutation_failed(s, key, obj, exc) from exc
 
 
 def _stamp(s: Sync, obj: Obj) -> None:
@@ -400,7 +422,8 @@ def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
 
 
 def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj | None = None) -> None:
-    """Copy the copy's status to the source object's ``/status`` when they differ."""
+    """Copy the copy's status (after the rule's status mutations) to the source object's ``/status``
+    when they differ."""
     if s.rule.status != "return" or not s.rule.source.resource.status_subresource:
         return
     source = s.source(key)
@@ -408,7 +431,13 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     if obj is None or _meta(obj).get("deletionTimestamp"):
         return
     copy = copy if copy is not None else find_copy(s, key)
-    if copy is None or "status" not in copy or copy["status"] == obj.get("status"):
+    if copy is None:
+        return
+    try:
+        copy = transforms.mutate_status(s.rule.transforms, copy, _transformed(s, key, obj, copy))
+    except MutationError as exc:
+        raise _mutation_failed(s, key, obj, exc) from exc
+    if "status" not in copy or copy["status"] == obj.get("status"):
         return
     updated = source.replace(f"{s.source_path(key)}/status", {**obj, "status": copy["status"]})
     s.record(s.rule.source.endpoint, updated)

@@ -28,6 +28,7 @@ from syncflow.sync.desired import managed_content
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
+from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.resync")
@@ -56,9 +57,13 @@ def list_all(api: JsonApi, path: str, **query: str) -> list[dict[str, Any]]:
 
 
 def _drifted(
-    rule: SyncRule, sources: list[dict[str, Any]], states: dict[str, dict[str, Any]]
+    rule: SyncRule,
+    sources: list[dict[str, Any]],
+    copies: dict[ObjectRef, dict[str, Any]],
+    states: dict[str, dict[str, Any]],
 ) -> set[ObjectRef]:
-    """Source objects whose managed content differs from the last-applied state (missed events)."""
+    """Source objects whose managed content differs from the last-applied state (missed events), or
+    whose mutations fail (the sync reports why)."""
     drifted = set()
     resource = rule.source.resource
     for obj in sources:
@@ -67,7 +72,11 @@ def _drifted(
             state.state_secret_name(ref.cluster, resource.api_version, resource.kind, ref.namespace, ref.name)
         )
         last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
-        current = managed_content(transforms.apply(rule.transforms, obj))
+        try:
+            current = managed_content(transforms.apply(rule.transforms, obj, copies.get(ref)))
+        except MutationError:
+            drifted.add(ref)
+            continue
         if last is not None and state.go_json(last) != state.go_json(current):
             drifted.add(ref)
     return drifted
@@ -85,7 +94,7 @@ def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
     listed = {source_ref(rule, ObjectRef.of(obj)) for obj in sources}
     target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
     copies = {
-        owner
+        owner: obj
         for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
         if (owner := owner_ref(obj)) is not None
     }
@@ -98,8 +107,8 @@ def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
         )
         states = {str(s["metadata"]["name"]): s for s in secrets}
         with_copy = [o for o in sources if source_ref(rule, ObjectRef.of(o)) in copies]
-        drifted = _drifted(rule, with_copy, states)
-    return {key_for(SYNC, rule, ref) for ref in (listed - copies) | (copies - listed) | drifted}
+        drifted = _drifted(rule, with_copy, copies, states)
+    return {key_for(SYNC, rule, ref) for ref in (listed - copies.keys()) | (copies.keys() - listed) | drifted}
 
 
 def resync(

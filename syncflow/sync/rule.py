@@ -128,7 +128,18 @@ class Annotate(_Frozen):
     timestamp: str | None = None
 
 
-Transform = Annotated[DropFields | DropAnnotations | Annotate, Field(discriminator="kind")]
+class Mutate(_Frozen):
+    """api-syncagent's ``mutation``: ``spec`` steps rewrite the source object before the copy is built
+    from it (the result is also what the last-applied state records); ``status`` steps rewrite the
+    copy before its status returns to the source. Steps in their manifest form, e.g.
+    ``{"regex": {"path": "spec.secretName", "pattern": "(.+)", "replacement": "cert-$1"}}``."""
+
+    kind: Literal["mutate"] = "mutate"
+    spec: tuple[dict[str, Any], ...] = ()
+    status: tuple[dict[str, Any], ...] = ()
+
+
+Transform = Annotated[DropFields | DropAnnotations | Annotate | Mutate, Field(discriminator="kind")]
 
 
 class SyncRule(_Frozen):

@@ -14,7 +14,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.api.publishedresource import Filter, PublishedResource
+from syncflow.api.publishedresource import Filter, MutationSpec, PublishedResource
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
@@ -23,7 +23,7 @@ from syncflow.modes.publish.endpoint import ExportEndpoint
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
 from syncflow.selectors import LabelSelector
 from syncflow.sync.registry import RuleEntry
-from syncflow.sync.rule import NamingPlacement, Resource, Selector, Side, SyncRule
+from syncflow.sync.rule import Mutate, NamingPlacement, Resource, Selector, Side, SyncRule, Transform
 
 Obj = dict[str, Any]
 KCP = "kcp"
@@ -54,6 +54,13 @@ def selector_of(spec_filter: Filter | None) -> Selector:
     )
 
 
+def mutate_of(mutation: MutationSpec | None) -> tuple[Transform, ...]:
+    """``spec.mutation`` as the rule's transforms (none when it has no steps)."""
+    dumped = mutation.model_dump(by_alias=True, exclude_none=True, mode="json") if mutation else {}
+    spec, status = tuple(dumped.get("spec") or ()), tuple(dumped.get("status") or ())
+    return (Mutate(spec=spec, status=status),) if spec or status else ()
+
+
 @dataclass(frozen=True)
 class RuleSettings:
     """What every publish rule shares: the agent, the state namespace and the orphan policy."""
@@ -77,6 +84,7 @@ def build_rule(
         placement=NamingPlacement(namespace=naming.namespace, name=naming.name)
         if naming
         else NamingPlacement(),
+        transforms=mutate_of(published.spec.mutation),
         unmatched="delete" if settings.orphan_policy == "delete" else "keep",
         state_namespace=settings.state_namespace,
         workspace_paths=bool(published.spec.enable_workspace_paths),
