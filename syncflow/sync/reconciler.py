@@ -46,12 +46,17 @@ ORPHANED_ANNOTATION = "syncflow.kcp.io/orphaned"
 @dataclass(frozen=True)
 class Sync:
     """One rule at work: its endpoints, the own-write record, and a fresh check that the rule is still
-    active (asked before a finalizer is added, so a rule being released never re-adds one)."""
+    active (asked before a finalizer is added, so a rule being released never re-adds one).
+
+    ``release_related`` runs when a source object is being deleted and its copy still exists, before
+    the copy is deleted: it cleans up the related objects and raises ``RequeueAfter`` while it waits.
+    """
 
     rule: SyncRule
     endpoints: Endpoints
     echoes: OwnWrites
     rule_active: Callable[[], bool]
+    release_related: Callable[[Sync, ObjectKey, Obj, Obj], None] | None = None
 
     def source(self, key: ObjectKey) -> JsonApi:
         """The source endpoint, at the key's logical cluster."""
@@ -112,11 +117,15 @@ def find_copy(s: Sync, key: ObjectKey) -> Obj | None:
     return found[0] if found else None
 
 
+def set_finalizers(api: JsonApi, path: str, obj: Obj, finalizers: list[str]) -> Obj:
+    """Write an object's finalizers (conditional on its resourceVersion: a race retries)."""
+    patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": _meta(obj)["resourceVersion"]}}
+    return api.merge_patch(path, patch)
+
+
 def _set_finalizers(s: Sync, key: ObjectKey, obj: Obj, finalizers: list[str]) -> Obj:
-    """Write the source object's finalizers (conditional on its resourceVersion: a race retries)."""
-    meta = _meta(obj)
-    patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta["resourceVersion"]}}
-    updated = s.source(key).merge_patch(s.source_path(key), patch)
+    """Write the source object's finalizers."""
+    updated = set_finalizers(s.source(key), s.source_path(key), obj, finalizers)
     s.record(s.rule.source.endpoint, updated)
     return updated
 
@@ -138,14 +147,19 @@ def _ensure_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> Obj:
     return _set_finalizers(s, key, obj, [*finalizers, s.rule.finalizer])
 
 
-def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
-    if _meta(copy).get("deletionTimestamp"):
-        return
-    try:  # only this very object: never one that replaced it meanwhile
-        s.target.delete(s.target_path(copy), {"preconditions": {"uid": _meta(copy)["uid"]}})
+def delete_exactly(api: JsonApi, path: str, obj: Obj) -> None:
+    """Delete this very object, never one that replaced it meanwhile (gone already is fine)."""
+    try:
+        api.delete(path, {"preconditions": {"uid": _meta(obj)["uid"]}})
     except ApiException as exc:
         if exc.status not in (404, 409):
             raise
+
+
+def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
+    if _meta(copy).get("deletionTimestamp"):
+        return
+    delete_exactly(s.target, s.target_path(copy), copy)
     log_event(logger, "sync.copy_deleted", key=str(key), target=s.target_path(copy))
 
 
@@ -157,7 +171,8 @@ def _orphan_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
         log_event(logger, "sync.copy_orphaned", key=str(key), target=s.target_path(copy))
 
 
-def _state_path(s: Sync, key: ObjectKey) -> str | None:
+def state_path(s: Sync, key: ObjectKey) -> str | None:
+    """The path of the state Secret of source object ``key`` (None: the rule keeps no state)."""
     if s.rule.state_namespace is None:
         return None
     resource = s.rule.source.resource
@@ -166,7 +181,7 @@ def _state_path(s: Sync, key: ObjectKey) -> str | None:
 
 
 def _drop_state(s: Sync, key: ObjectKey) -> None:
-    path = _state_path(s, key)
+    path = state_path(s, key)
     if path is None:
         return
     try:
@@ -197,10 +212,7 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
     if _meta(obj).get("deletionTimestamp"):
         _finish_deletion(s, key, obj, copy)
         return
-    namespace_obj = None
-    if filters.needs_namespace(s.rule.selector, obj):
-        namespace_obj = get_or_none(source, f"/api/v1/namespaces/{key.namespace}")
-    if not filters.matches(s.rule.selector, obj, namespace_obj):
+    if not selected(s, key, obj):
         _stop_syncing(s, key, obj, copy)
         return
     if not s.rule.spec:
@@ -215,19 +227,29 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
         _carry_status(s, key, obj, copy)
 
 
-def _workspace_path(s: Sync, key: ObjectKey) -> str | None:
+def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
+    """Whether the rule's selector selects source object ``obj`` (reads its Namespace when needed)."""
+    namespace_obj = None
+    if filters.needs_namespace(s.rule.selector, obj):
+        namespace_obj = get_or_none(s.source(key), f"/api/v1/namespaces/{key.namespace}")
+    return filters.matches(s.rule.selector, obj, namespace_obj)
+
+
+def workspace_path_of(s: Sync, key: ObjectKey) -> str | None:
+    """The source object's workspace path, when the rule records it."""
     if not s.rule.workspace_paths:
         return None
     logical_cluster = s.source(key).get(LOGICAL_CLUSTER)
     return str((_meta(logical_cluster).get("annotations") or {}).get("kcp.io/path") or key.cluster)
 
 
-def _ensure_namespace(s: Sync, location: placement.Location) -> None:
-    if not location.namespace or get_or_none(s.target, f"/api/v1/namespaces/{location.namespace}"):
+def ensure_namespace(api: JsonApi, name: str, namespace_obj: Obj | None = None) -> None:
+    """Create Namespace ``name`` (as ``namespace_obj`` if given) when it is missing; never change it."""
+    if not name or get_or_none(api, f"/api/v1/namespaces/{name}"):
         return
-    namespace = location.namespace_object or {"metadata": {"name": location.namespace}}
+    namespace = namespace_obj or {"metadata": {"name": name}}
     try:
-        s.target.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
+        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
     except ApiException as exc:
         if exc.status != 409:
             raise
@@ -250,14 +272,18 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     """Create, adopt or three-way-merge the copy; keep the last-applied state. None: the target object
     of that name is not ours and the rule never adopts."""
     rule = s.rule
-    workspace_path = _workspace_path(s, key)
+    workspace_path = workspace_path_of(s, key)
     location = _locate(s, key, obj, workspace_path)
-    other = copy if copy is not None else desired_mod.preview(
-        obj,
-        api_version=rule.target.resource.api_version,
-        kind=rule.target.resource.kind,
-        namespace=location.namespace,
-        name=location.name,
+    other = (
+        copy
+        if copy is not None
+        else desired_mod.preview(
+            obj,
+            api_version=rule.target.resource.api_version,
+            kind=rule.target.resource.kind,
+            namespace=location.namespace,
+            name=location.name,
+        )
     )
     source = _transformed(s, key, obj, other)
     wanted = desired_mod.build_desired(
@@ -272,8 +298,8 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
         keep_status=rule.status == "carry" and not rule.target.resource.status_subresource,
     )
     content = desired_mod.managed_content(source)  # api-syncagent's state: the source object, stripped
-    state_path = _state_path(s, key)
-    secret = get_or_none(s.target, state_path) if state_path else None
+    secret_path = state_path(s, key)
+    secret = get_or_none(s.target, secret_path) if secret_path else None
     entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
     last = state.read_state(secret, entry)
     if copy is None:
@@ -291,8 +317,8 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
         log_event(
             logger, "sync.updated", key=str(key), target=s.target_path(copy), fields=",".join(sorted(patch))
         )
-    if state_path is not None and last != content:
-        _save_state(s, key, state_path, secret, entry, content)
+    if secret_path is not None and last != content:
+        save_state(s, key, secret_path, secret, {entry: content})
     return copy
 
 
@@ -342,7 +368,7 @@ def _create_or_adopt(
 ) -> tuple[Obj, Obj | None] | None:
     rule = s.rule
     if rule.target.resource.namespaced:
-        _ensure_namespace(s, location)
+        ensure_namespace(s.target, location.namespace, location.namespace_object)
     body = {**wanted, "metadata": dict(wanted["metadata"])}
     _stamp(s, body)
     try:
@@ -369,7 +395,9 @@ def _create_or_adopt(
     return existing, {}
 
 
-def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: str, content: Obj) -> None:
+def save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entries: dict[str, Obj]) -> None:
+    """Write ``entries`` (state key → content) into the state Secret of source object ``key`` (read as
+    ``secret``), keeping its other entries; a concurrent change of the Secret is a conflict (retried)."""
     rule = s.rule
     assert rule.state_namespace is not None
     resource = rule.source.resource
@@ -380,7 +408,7 @@ def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: s
         resource.kind,
         key.namespace,
         key.name,
-        {entry: content},
+        entries,
     )
     if secret is None:
         try:
@@ -402,8 +430,10 @@ def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: s
 
 
 def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
-    """Source object deleting: delete (or orphan) the copy, wait until it is gone, drop the state,
-    release the finalizer."""
+    """Source object deleting: clean up its related objects, delete (or orphan) the copy, wait until it
+    is gone, drop the state, release the finalizer."""
+    if copy is not None and s.release_related is not None:
+        s.release_related(s, key, obj, copy)
     if copy is not None and s.rule.deletion == "propagate":
         _delete_copy(s, key, copy)
         raise RequeueAfter(WAIT_FOR_DELETION)

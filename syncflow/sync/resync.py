@@ -26,9 +26,10 @@ from syncflow.queue.layout import agent_prefix
 from syncflow.sync import state, transforms
 from syncflow.sync.desired import managed_content
 from syncflow.sync.endpoints import Endpoints
-from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.keys import RELATED, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
 from syncflow.sync.mutation.base import MutationError
+from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.resync")
@@ -82,9 +83,12 @@ def _drifted(
     return drifted
 
 
-def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+def keys_needing_work(
+    rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None
+) -> set[ObjectKey]:
     """Keys of source objects without a copy or drifted from their state, and of copies whose source
-    object was not listed (possible orphans)."""
+    object was not listed (possible orphans); with related resources, also the ``related`` keys of
+    objects without a copy (they wait for it) or without an entry in the related index."""
     selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
     sources = [
         obj
@@ -108,16 +112,23 @@ def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
         states = {str(s["metadata"]["name"]): s for s in secrets}
         with_copy = [o for o in sources if source_ref(rule, ObjectRef.of(o)) in copies]
         drifted = _drifted(rule, with_copy, copies, states)
-    return {key_for(SYNC, rule, ref) for ref in (listed - copies.keys()) | (copies.keys() - listed) | drifted}
+    keys = {key_for(SYNC, rule, ref) for ref in (listed - copies.keys()) | (copies.keys() - listed) | drifted}
+    if rule.related and index is not None:
+        keys.update(key_for(RELATED, rule, ref) for ref in listed - copies.keys())
+        keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
+    return keys
 
 
 def resync(
-    rules: Iterable[SyncRule], endpoints: Endpoints, enqueue: Callable[[set[ObjectKey]], object]
+    rules: Iterable[SyncRule],
+    endpoints: Endpoints,
+    enqueue: Callable[[set[ObjectKey]], object],
+    related_index: Callable[[SyncRule], RelatedIndex] | None = None,
 ) -> int:
     """Enqueue (bulk) what each rule needs; returns the number of keys."""
     total = 0
     for rule in rules:
-        found = keys_needing_work(rule, endpoints)
+        found = keys_needing_work(rule, endpoints, related_index(rule) if related_index else None)
         if found:
             enqueue(found)
         total += len(found)

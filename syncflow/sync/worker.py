@@ -7,6 +7,7 @@ ends its keys, after its mode has released what the rule held.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import SYNC, key_for
 from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
 from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.related.index import RelatedIndex
+from syncflow.sync.related.reconcile import release_related, sync_related
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.sync")
@@ -35,10 +38,18 @@ class RuleWorker:
     endpoints: Endpoints
     echoes: OwnWrites
 
+    def _index(self, rule: SyncRule) -> RelatedIndex:
+        return RelatedIndex(self.registry.redis, rule.agent)
+
     def _sync(self, rule: SyncRule) -> Sync:
         name = rule.name
+        release = functools.partial(release_related, self._index(rule)) if rule.related else None
         return Sync(
-            rule, self.endpoints, self.echoes, lambda: self.registry.lookup(name, fresh=True).state == "ready"
+            rule,
+            self.endpoints,
+            self.echoes,
+            lambda: self.registry.lookup(name, fresh=True).state == "ready",
+            release_related=release,
         )
 
     def _lookup(self, key: ObjectKey) -> Sync | None:
@@ -62,9 +73,17 @@ class RuleWorker:
         if s is not None:
             return_status(s, key)
 
+    def related(self, key: ObjectKey) -> None:
+        """Sync the related objects of one source object."""
+        s = self._lookup(key)
+        if s is not None:
+            sync_related(s, key, self._index(s.rule))
+
     def release(self, rule: SyncRule) -> int:
-        """Mark ``rule`` gone, then release its finalizer on every source object."""
+        """Mark ``rule`` gone, forget its related index, then release its finalizer on every source
+        object."""
         self.registry.mark_gone(rule.name)
+        self._index(rule).forget_rule(rule.name)
         s = self._sync(rule)
         return sum(
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
@@ -80,4 +99,4 @@ class RuleWorker:
             for rule in self.registry.ready_rules()
             if rule.watch_source and resync_mod.due(redis, agent, rule.name, period)
         ]
-        return resync_mod.resync(rules, self.endpoints, enqueue) if rules else 0
+        return resync_mod.resync(rules, self.endpoints, enqueue, self._index) if rules else 0
