@@ -21,9 +21,19 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.publish import source
 from syncflow.modes.publish.endpoint import ExportEndpoint
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
+from syncflow.modes.publish.related import RelatedNotServedError, related_resources
 from syncflow.selectors import LabelSelector
 from syncflow.sync.registry import RuleEntry
-from syncflow.sync.rule import Mutate, NamingPlacement, Resource, Selector, Side, SyncRule, Transform
+from syncflow.sync.rule import (
+    Mutate,
+    NamingPlacement,
+    Related,
+    Resource,
+    Selector,
+    Side,
+    SyncRule,
+    Transform,
+)
 
 Obj = dict[str, Any]
 KCP = "kcp"
@@ -71,9 +81,13 @@ class RuleSettings:
 
 
 def build_rule(
-    published: PublishedResource, schema_spec: Obj, local_spec: Obj, settings: RuleSettings
+    published: PublishedResource,
+    schema_spec: Obj,
+    local_spec: Obj,
+    settings: RuleSettings,
+    related: tuple[Related, ...] = (),
 ) -> SyncRule:
-    """The sync rule of a projected PublishedResource."""
+    """The sync rule of a projected PublishedResource (``related``: its related resources, discovered)."""
     naming = published.spec.naming
     return SyncRule(
         name=published.name,
@@ -88,6 +102,7 @@ def build_rule(
         unmatched="delete" if settings.orphan_policy == "delete" else "keep",
         state_namespace=settings.state_namespace,
         workspace_paths=bool(published.spec.enable_workspace_paths),
+        related=related,
     )
 
 
@@ -150,9 +165,13 @@ class PublishRules:
             resource = published.spec.resource
             crds = self.service.get(source.CRD_PATH)["items"]
             local, _ = source.source_spec(self.service, resource.api_group, resource.kind, crds)
+            kcp = JsonApi(for_url(self.kcp, f"{self.endpoint.urls[0]}/clusters/*"))
+            related = related_resources(published, kcp.get, self.service.get)
+        except RelatedNotServedError as exc:
+            return RuleEntry.pending(str(exc))
         except Exception as exc:  # the next pass tries again
             return RuleEntry.pending(f"{type(exc).__name__}: {exc}")
-        rule = build_rule(published, schema["spec"], local, self.settings)
+        rule = build_rule(published, schema["spec"], local, self.settings, related)
         remote = rule.source.resource
         for url in self.endpoint.urls:
             if not self._served(url, remote):
