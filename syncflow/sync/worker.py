@@ -24,7 +24,7 @@ from syncflow.sync.keys import SYNC, key_for
 from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
 from syncflow.sync.registry import RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
-from syncflow.sync.related.reconcile import release_related, sync_related
+from syncflow.sync.related.reconcile import release_related, release_rule, sync_related
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.sync")
@@ -80,12 +80,11 @@ class RuleWorker:
             sync_related(s, key, self._index(s.rule))
 
     def release(self, rule: SyncRule) -> int:
-        """Mark ``rule`` gone, forget its related index, then release its finalizer on every source
-        object."""
+        """Mark ``rule`` gone, then release its finalizer on every source object and on the related
+        objects its index recorded there."""
         self.registry.mark_gone(rule.name)
-        self._index(rule).forget_rule(rule.name)
         s = self._sync(rule)
-        return sum(
+        return release_rule(s, self._index(rule)) + sum(
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )

@@ -11,7 +11,7 @@ import pytest
 
 from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
-from syncflow.sync.related.index import EVERY, RelatedIndex, object_id
+from syncflow.sync.related.index import EVERY, IndexedObject, RelatedIndex, object_id
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Locator, Related, RelatedWatch, Resource, Side, SyncRule
 
@@ -60,6 +60,14 @@ def test_forgetting_a_primary_or_a_rule(index: RelatedIndex) -> None:
     assert index.lookup([secret_id("x")]) == {key("b"), key("c", rule="other")}
     assert index.forget_rule("certs") == 1
     assert index.lookup([secret_id("x")]) == {key("c", rule="other")}
+
+
+def test_ids_name_the_object_and_parse_back(index: RelatedIndex) -> None:
+    recorded = object_id("kcp", SECRETS, "ws1", "default", "tls")
+    assert IndexedObject.parse(recorded) == IndexedObject("kcp", "", "v1", "secrets", "ws1", "default", "tls")
+    index.record(key("a"), [recorded, secret_id("x")])
+    index.record(key("b", rule="other"), [secret_id("y")])
+    assert index.recorded_by_rule("certs") == {recorded, secret_id("x")}
 
 
 def test_primaries_that_recorded_nothing_are_known_as_such(index: RelatedIndex) -> None:

@@ -8,14 +8,15 @@ of every primary that has no entry, which writes it again.
 
 Layout (per agent): ``related:of:<primary key>`` is the JSON list of the ids a primary recorded;
 ``related:by:<id>`` the set of primary keys that recorded an id. An id is
-``<endpoint>|<group resource>|<cluster>|<namespace>|<name>``, the name ``*`` for every object of a
-namespace. Each primary has at most a few hundred ids (resolution is bounded).
+``<endpoint>|<group>|<version>|<plural>|<cluster>|<namespace>|<name>``, the name ``*`` for every
+object of a namespace. Each primary has at most a few hundred ids (resolution is bounded).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from redis import Redis
 
@@ -28,7 +29,25 @@ EVERY = "*"
 
 def object_id(endpoint: str, resource: Resource, cluster: str, namespace: str, name: str) -> str:
     """The index id of one object (``name`` :data:`EVERY`: any object of that namespace)."""
-    return f"{endpoint}|{resource.group_resource}|{cluster}|{namespace}|{name}"
+    return f"{endpoint}|{resource.group}|{resource.version}|{resource.plural}|{cluster}|{namespace}|{name}"
+
+
+@dataclass(frozen=True)
+class IndexedObject:
+    """An id taken apart."""
+
+    endpoint: str
+    group: str
+    version: str
+    plural: str
+    cluster: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, object_id: str) -> IndexedObject:
+        """The parts of an id made by :func:`object_id`."""
+        return cls(*object_id.split("|"))
 
 
 def _text(value: bytes | str) -> str:
@@ -73,11 +92,22 @@ class RelatedIndex:
         pipe.delete(self._of(primary))
         pipe.execute()
 
-    def forget_rule(self, rule: str) -> int:
-        """Drop what every primary of ``rule`` recorded (the rule is gone); returns how many."""
-        primaries = [
+    def _primaries_of(self, rule: str) -> list[str]:
+        return [
             _text(k)[len(self._of("")) :] for k in self.redis.scan_iter(match=self._of(f"related/{rule}/*"))
         ]
+
+    def recorded_by_rule(self, rule: str) -> set[str]:
+        """Every id a primary of ``rule`` recorded."""
+        ids: set[str] = set()
+        for primary in self._primaries_of(rule):
+            raw = self.redis.get(self._of(primary))
+            ids.update(json.loads(_text(raw)) if isinstance(raw, bytes | str) else ())
+        return ids
+
+    def forget_rule(self, rule: str) -> int:
+        """Drop what every primary of ``rule`` recorded (the rule is gone); returns how many."""
+        primaries = self._primaries_of(rule)
         for primary in primaries:
             self.forget(primary)
         return len(primaries)

@@ -21,6 +21,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.keys import ObjectKey
+from syncflow.kube.jsonapi import resource_path
 from syncflow.logs import log_event
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, describe
 from syncflow.sync import state, transforms
@@ -34,11 +35,12 @@ from syncflow.sync.reconciler import (
     get_or_none,
     save_state,
     selected,
+    set_finalizers,
     state_path,
     workspace_path_of,
 )
 from syncflow.sync.related.copies import RelatedRun, sync_copy
-from syncflow.sync.related.index import EVERY, RelatedIndex, object_id
+from syncflow.sync.related.index import EVERY, IndexedObject, RelatedIndex, object_id
 from syncflow.sync.related.resolve import MAX_OBJECTS, Found, Primaries, Resolution, ResolveError, resolve
 from syncflow.sync.rule import Related
 
@@ -192,6 +194,31 @@ def sync_related(s: Sync, key: ObjectKey, index: RelatedIndex) -> None:
     if entries and secret_path is not None:
         save_state(s, key, secret_path, secret, entries)
     log_event(logger, "related.synced", key=str(key), objects=sum(len(r.found) for r in resolved))
+
+
+def release_rule(s: Sync, index: RelatedIndex) -> int:
+    """The rule stopped syncing: remove its finalizer from every object on its source side that its
+    primaries recorded (kcp-side origin objects), unless a primary of another rule records it too, and
+    forget the rule's index entries. Returns how many objects were released."""
+    rule, released = s.rule, 0
+    for recorded in sorted(index.recorded_by_rule(rule.name)) if rule.finalizer else ():
+        found = IndexedObject.parse(recorded)
+        if found.endpoint != rule.source.endpoint or found.name == EVERY:
+            continue
+        if any(key.rule != rule.name for key in index.lookup([recorded])):
+            continue
+        api = s.endpoints.api(found.endpoint, found.cluster)
+        path = resource_path(found.group, found.version, found.plural, found.namespace, found.name)
+        obj = get_or_none(api, path)
+        finalizers = (obj or {}).get("metadata", {}).get("finalizers") or []
+        if obj is None or rule.finalizer not in finalizers:
+            continue
+        s.record(
+            found.endpoint, set_finalizers(api, path, obj, [f for f in finalizers if f != rule.finalizer])
+        )
+        released += 1
+    index.forget_rule(rule.name)
+    return released
 
 
 def release_related(index: RelatedIndex, s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:
