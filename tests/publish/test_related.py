@@ -296,3 +296,99 @@ def test_a_configmap_in_the_workspace_goes_down_with_its_primary(publish_env: Pu
     )
     team.delete(kcp_cm)
     assert not _ok(team, kcp_cm)  # nothing holds it any more
+
+
+def test_objects_of_a_published_crd_found_by_label_selector_go_up_with_their_status(
+    publish_env: PublishEnv,
+) -> None:
+    """Any resource, not only Secrets: DatabaseCredentials (a CRD published with sync disabled, so kcp
+    serves it) made by an operator for a Database, found by a templated label selector, renamed by a
+    rewrite template, mapped to their primary by owner reference, with their status."""
+    env = publish_env
+    Published(
+        env, "creds", "creds.example.com", "credentials", "Credential", synchronization={"enabled": False}
+    )
+    g = Published(
+        env,
+        "dbs",
+        "dbs.example.com",
+        "databases",
+        "Database",
+        related=[
+            {
+                "identifier": "credentials",
+                "origin": "service",
+                "group": "creds.example.com",
+                "version": "v1",
+                "resource": "credentials",
+                "object": {
+                    "selector": {
+                        "matchLabels": {"db.example.com/owner": "{{ .LocalObject.metadata.name }}"},
+                        "rewrite": {
+                            "template": {"template": "{{ .RemoteObject.metadata.name }}-{{ .Value }}"}
+                        },
+                    }
+                },
+                "watch": {"byOwner": {}},
+                "syncStatus": True,
+            }
+        ],
+    )
+    cluster = cluster_of(env, "team-1")
+    team = env.workspace(TEAM)
+    g.create("team-1", "orders", {"engine": "postgres"})
+    copy = g.wait_copy(cluster, "orders")
+    namespace, local_name = copy["metadata"]["namespace"], copy["metadata"]["name"]
+    owner = {
+        "apiVersion": "dbs.example.com/v1",
+        "kind": "Database",
+        "name": local_name,
+        "uid": copy["metadata"]["uid"],
+    }
+    local_creds = f"/apis/creds.example.com/v1/namespaces/{namespace}/credentials"
+    for user in ("admin", "reader"):  # the operator makes them, labelled and owned
+        env.service.create(
+            local_creds,
+            {
+                "apiVersion": "creds.example.com/v1",
+                "kind": "Credential",
+                "metadata": {
+                    "name": user,
+                    "labels": {"db.example.com/owner": local_name},
+                    "ownerReferences": [owner],
+                },
+                "spec": {"user": user},
+            },
+        )
+    env.service.merge_patch(f"{local_creds}/admin/status", {"status": {"phase": "Issued"}})
+    kcp_creds = "/apis/creds.example.com/v1/namespaces/default/credentials"
+
+    def in_kcp(name: str) -> dict[str, Any] | None:
+        return get_or_none(team, f"{kcp_creds}/{name}")
+
+    admin = wait_for(
+        lambda: (c := in_kcp("orders-admin")) is not None and c.get("status") == {"phase": "Issued"} and c,
+        timeout=30,
+        what=lambda: f"the credential with its status in the workspace\n{env.agent.logs()}",
+    )
+    assert admin["spec"] == {"user": "admin"} and "ownerReferences" not in admin["metadata"]
+    wait_for(
+        lambda: (in_kcp("orders-reader") or {}).get("spec") == {"user": "reader"},
+        timeout=30,
+        what=lambda: f"the reader in the workspace\n{env.agent.logs()}",
+    )
+    # a status change of an origin object reaches kcp (the owner reference maps it to its Database)
+    env.service.merge_patch(f"{local_creds}/reader/status", {"status": {"phase": "Rotated"}})
+    wait_for(
+        lambda: (in_kcp("orders-reader") or {}).get("status") == {"phase": "Rotated"},
+        timeout=30,
+        what=lambda: f"the reader's status in the workspace\n{env.agent.logs()}",
+    )
+    # without cleanup, the copies stay when the Database goes
+    team.delete(g.kcp_path(name="orders"))
+    wait_for(
+        lambda: not _ok(team, g.kcp_path(name="orders")),
+        timeout=30,
+        what=lambda: f"the Database to be gone\n{env.agent.logs()}",
+    )
+    assert in_kcp("orders-admin") is not None and in_kcp("orders-reader") is not None
