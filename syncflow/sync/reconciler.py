@@ -274,18 +274,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     rule = s.rule
     workspace_path = workspace_path_of(s, key)
     location = _locate(s, key, obj, workspace_path)
-    other = (
-        copy
-        if copy is not None
-        else desired_mod.preview(
-            obj,
-            api_version=rule.target.resource.api_version,
-            kind=rule.target.resource.kind,
-            namespace=location.namespace,
-            name=location.name,
-        )
-    )
-    source = _transformed(s, key, obj, other)
+    source = _transformed(s, key, obj, copy if copy is not None else _preview(s, obj, location))
     wanted = desired_mod.build_desired(
         source,
         local_api_version=rule.target.resource.api_version,
@@ -320,6 +309,18 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     if secret_path is not None and last != content:
         save_state(s, key, secret_path, secret, {entry: content})
     return copy
+
+
+def _preview(s: Sync, obj: Obj, location: placement.Location) -> Obj:
+    """The copy-to-be of ``obj``, which spec mutations may read before the copy exists."""
+    resource = s.rule.target.resource
+    return desired_mod.preview(
+        obj,
+        api_version=resource.api_version,
+        kind=resource.kind,
+        namespace=location.namespace,
+        name=location.name,
+    )
 
 
 def _mutation_failed(s: Sync, key: ObjectKey, obj: Obj, exc: MutationError) -> PermanentError:

@@ -98,8 +98,8 @@ def _resolve(run: RelatedRun, copy: Obj, cluster_path: str) -> Resolution:
 
 @contextlib.contextmanager
 def _reported(run: RelatedRun) -> Iterator[None]:
-    """Errors retrying cannot fix park the key, named after the related resource; a 403 says which
-    permission claim is probably missing."""
+    """Errors retrying cannot fix park the key, named after the related resource; a 403 names the
+    permission claim a workspace may not have accepted."""
     what = f"related resource {run.related.identifier} of {run.key}"
     try:
         yield
@@ -113,8 +113,8 @@ def _reported(run: RelatedRun) -> Iterator[None]:
             run.related.destination_resource.group_resource,
         }
         raise PermanentError(
-            f"{what}: {describe(exc)} (is the permission claim for {' and '.join(sorted(resources))} "
-            "accepted in the workspace's APIBinding?)"
+            f"{what}: {describe(exc)} (if in a workspace: is the permission claim for "
+            f"{' and '.join(sorted(resources))} accepted in its APIBinding?)"
         ) from exc
 
 
@@ -223,15 +223,30 @@ def release_rule(s: Sync, index: RelatedIndex) -> int:
 
 def release_related(index: RelatedIndex, s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:
     """The source object is being deleted: delete the copies of related resources that clean up and
-    release their origin objects; ``RequeueAfter`` while copies are still going away."""
+    release their origin objects; ``RequeueAfter`` while copies are still going away. A related
+    resource this agent may not access (403) is skipped with a warning."""
     cluster_path = workspace_path_of(s, key) or ""
     waiting = False
     for related in s.rule.related:
         run = _run(s, key, related, obj, None, {})
         with _reported(run):
-            for found in _resolve(run, copy, cluster_path).found:
-                origin = get_or_none(run.origin, run.origin_path(found))
-                waiting = sync_copy(run, found, origin, primary_deleting=True) or waiting
+            try:
+                for found in _resolve(run, copy, cluster_path).found:
+                    origin = get_or_none(run.origin, run.origin_path(found))
+                    waiting = sync_copy(run, found, origin, primary_deleting=True) or waiting
+            except ApiException as exc:
+                if exc.status != 403:
+                    raise
+                # no access (a claim never accepted, or revoked): nothing can be cleaned up, and the
+                # user's deletion must not hang on it
+                log_event(
+                    logger,
+                    "related.cleanup_skipped",
+                    level=logging.WARNING,
+                    key=str(key),
+                    identifier=related.identifier,
+                    error=describe(exc),
+                )
     if waiting:
         raise RequeueAfter(WAIT_FOR_DELETION)
     index.forget(key)
