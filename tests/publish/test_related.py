@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from syncflow.kube.jsonapi import JsonApi
@@ -53,18 +50,6 @@ def state_entry(env: PublishEnv, cluster: str, name: str, entry: str) -> dict[st
         return json.loads(base64.b64decode(raw)) if raw else None
 
     return wait_for(found, timeout=30, what=lambda: f"state entry {entry} of {name}\n{env.agent.logs()}")
-
-
-def parked(env: PublishEnv, key: str) -> dict[str, Any] | None:
-    out = subprocess.run(
-        [str(Path(sys.executable).parent / "syncflow"), "failures", "list", "--json"],
-        env=env.agent.env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    ).stdout
-    return next((f for f in json.loads(out) if f["key"] == key), None)
 
 
 def test_each_mutation_kind_shapes_the_copy_the_state_and_the_returned_status(
@@ -122,7 +107,7 @@ def test_each_mutation_kind_shapes_the_copy_the_state_and_the_returned_status(
     # a mutation that fails parks the key with the step's name and reason
     g.create("team-1", "m2", {"secretName": "x", "owner": "bob"})
     key = f"sync/mutated/{cluster}/default/m2"
-    failure = wait_for(lambda: parked(env, key), timeout=60, what=lambda: f"{key} parked\n{env.agent.logs()}")
+    failure = wait_for(lambda: env.parked(key), timeout=60, what=lambda: f"{key} parked\n{env.agent.logs()}")
     assert "mutation.spec[3]: failed to evaluate CEL expression" in failure["error"]
     assert g.copy_of(cluster, "m2") is None
 
