@@ -133,6 +133,12 @@ def status(key: ObjectKey) -> None:
     rule_worker().status(key)
 
 
+@keyed_task("related", queue="sync")
+def related(key: ObjectKey) -> None:
+    """Sync the related objects of one source object (rules with related resources)."""
+    rule_worker().related(key)
+
+
 @app.task(name="syncflow.resync", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
 def resync() -> int:
     """Beat: resync each rule whose period has come (missing copies, drift and orphans)."""

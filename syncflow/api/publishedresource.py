@@ -185,7 +185,7 @@ class Mutation(APIModel):
         if problems:
             raise rule_error(problems)
         try:
-            compile_step(self)
+            compile_step(self.model_dump(by_alias=True, exclude_none=True))
         except MutationError as err:
             kind = next(k for k in ("delete", "regex", "template", "cel") if getattr(self, k) is not None)
             raise rule_error([(kind, f"Invalid value: {err}")]) from None

@@ -129,6 +129,21 @@ def build_desired(
     return out
 
 
+def preview(
+    obj: Mapping[str, Any], *, api_version: str, kind: str, namespace: str, name: str
+) -> dict[str, Any]:
+    """What a copy of ``obj`` would look like before it exists (api-syncagent's in-memory destination
+    object, which spec mutations may read): a deep copy with the target GVK, namespace and name."""
+    out = copy.deepcopy(dict(obj))
+    meta = out.setdefault("metadata", {})
+    meta["name"] = name
+    meta.pop("namespace", None)
+    if namespace:
+        meta["namespace"] = namespace
+    out.update(apiVersion=api_version, kind=kind)
+    return out
+
+
 def managed_content(obj: Mapping[str, Any]) -> dict[str, Any]:
     """What the state store records and the merge compares (api-syncagent's last-known state).
 

@@ -1,7 +1,8 @@
 """The engine's object keys and how watched objects map to them.
 
 - ``sync/<rule>/<cluster>/<namespace>/<name>``: sync one source object (and its copy);
-- ``status/<rule>/<cluster>/<namespace>/<name>``: return its copy's status to it.
+- ``status/<rule>/<cluster>/<namespace>/<name>``: return its copy's status to it;
+- ``related/<rule>/<cluster>/<namespace>/<name>``: sync its related objects (rules with ``related``).
 
 ``<cluster>`` is the source object's logical cluster; objects of a plain cluster have none, so the
 rule's fixed source cluster stands in (see ``Side.cluster``).
@@ -19,6 +20,7 @@ from syncflow.sync.rule import SyncRule
 
 SYNC = "sync"
 STATUS = "status"
+RELATED = "related"
 
 
 def source_ref(rule: SyncRule, ref: ObjectRef) -> ObjectRef:

@@ -4,7 +4,9 @@ Each pass asks the mode's front-end for its rules (computed from its API objects
 the rule registry, then starts the watches of rules that became ready and stops those of rules that
 changed, went pending or went away (kopf's orchestration, api-syncagent's syncmanager). A source
 watch maps each event to the object's ``sync`` key; a target watch maps a copy's change to its
-source object's ``status`` key (its deletion to ``sync``, which re-creates it).
+source object's ``status`` key (its deletion to ``sync``, which re-creates it). Rules with related
+resources also get ``related`` keys from both, and one watch per related resource and side, shared
+by every rule that uses it, maps related objects' events through the related index.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from syncflow.logs import log_event
 from syncflow.sync import filters
 from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
-from syncflow.sync.keys import STATUS, SYNC, key_for, owner_ref
+from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref
 from syncflow.sync.metadata import AGENT_LABEL
 from syncflow.sync.registry import RuleEntry, RuleRegistry
-from syncflow.sync.rule import SyncRule
+from syncflow.sync.related.index import RelatedIndex
+from syncflow.sync.related.watches import RelatedEvents, related_sides
+from syncflow.sync.rule import Resource, SyncRule
 from syncflow.sync.watches import Enqueue, KeyHandler, WatchSet
 
 logger = logging.getLogger("syncflow.watch")
@@ -48,6 +52,7 @@ class SyncManager:
     watch_options: dict[str, Any] = field(default_factory=dict)
     watches: WatchSet = field(default_factory=WatchSet)
     _running: dict[str, tuple[SyncRule, tuple[JsonApi, ...]]] = field(default_factory=dict)
+    _related: dict[str, RelatedEvents] = field(default_factory=dict)
 
     def reconcile(self) -> None:
         """One pass: publish the wanted rules, then start and stop watches to match."""
@@ -74,11 +79,49 @@ class SyncManager:
         for name, apis in sources.items():
             if name not in self._running:
                 self._start(ready[name], apis)
+        self._reconcile_related([rule for name, rule in ready.items() if name in self._running])
 
     def stop_all(self) -> None:
         """Stop every watch."""
         self.watches.stop_all()
         self._running.clear()
+        self._related.clear()
+
+    def _reconcile_related(self, rules: list[SyncRule]) -> None:
+        """Run one watch per related resource, endpoint and shard that these rules use; stop the rest."""
+        users: dict[tuple[str, Resource], list[SyncRule]] = {}
+        for rule in rules:
+            for side in dict.fromkeys(related_sides(rule)):
+                users.setdefault(side, []).append(rule)
+        wanted: set[str] = set()
+        for (endpoint, resource), using in users.items():
+            for index, api in enumerate(self.endpoints.everywhere(endpoint)):
+                name = f"related:{endpoint}:{resource.group_resource}/{resource.version}:{index}:{api.host}"
+                wanted.add(name)
+                if name not in self._related:
+                    self._start_related(name, api, endpoint, resource, using[0].agent)
+                self._related[name].rules = using
+        for name in set(self._related) - wanted:
+            self.watches.stop(name)
+            del self._related[name]
+
+    def _start_related(self, name: str, api: JsonApi, endpoint: str, resource: Resource, agent: str) -> None:
+        handler = RelatedEvents(
+            endpoint, resource, RelatedIndex(self.registry.redis, agent), self.endpoints, self.enqueue
+        )
+        self._related[name] = handler
+        self.watches.start(
+            name,
+            ResourceWatch(
+                api.api,
+                resource.path(),
+                name,
+                handler,
+                self.bookmarks,
+                ignore_resource_versions=self._own(endpoint),
+                **self.watch_options,
+            ),
+        )
 
     def _watch_names(self, name: str) -> list[str]:
         return [w for w in self.watches.watches if w.startswith((f"source:{name}:", f"target:{name}:"))]
@@ -99,19 +142,23 @@ class SyncManager:
         return lambda ref, rv: echoes.is_own(endpoint, ref, rv)
 
     def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...]) -> None:
+        related = [RELATED] if rule.related else []
+
         def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             if obj is not None and type != "DELETED" and not filters.concerns(rule, obj):
                 return []  # neither selected nor held by us: nothing to do for it
-            return [key_for(SYNC, rule, ref)]
+            return [key_for(verb, rule, ref) for verb in (SYNC, *related)]
 
         def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             owner = owner_ref(obj) if obj is not None else None
             if owner is None:
                 return []
-            # a deleted copy is re-created by a sync; any other change may carry a new status
+            # a deleted copy is re-created by a sync; any other change may carry a new status, and
+            # may name related objects (read from the copy)
             if type == "DELETED":
                 return [key_for(SYNC, rule, owner)]
-            return [key_for(STATUS, rule, owner)] if rule.status == "return" else []
+            verbs = [STATUS] if rule.status == "return" else []
+            return [key_for(verb, rule, owner) for verb in (*verbs, *related)]
 
         for index, api in enumerate(sources):
             name = f"source:{rule.name}:{index}:{api.host}"

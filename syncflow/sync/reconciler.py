@@ -32,6 +32,7 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
 from syncflow.sync.keys import owner_ref
 from syncflow.sync.merge import three_way_patch
+from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.rule import SyncRule
 from syncflow.templating import TemplateError
 
@@ -48,12 +49,17 @@ staleness guard: an object is only written again when that version changed)."""
 @dataclass(frozen=True)
 class Sync:
     """One rule at work: its endpoints, the own-write record, and a fresh check that the rule is still
-    active (asked before a finalizer is added, so a rule being released never re-adds one)."""
+    active (asked before a finalizer is added, so a rule being released never re-adds one).
+
+    ``release_related`` runs when a source object is being deleted and its copy still exists, before
+    the copy is deleted: it cleans up the related objects and raises ``RequeueAfter`` while it waits.
+    """
 
     rule: SyncRule
     endpoints: Endpoints
     echoes: OwnWrites
     rule_active: Callable[[], bool]
+    release_related: Callable[[Sync, ObjectKey, Obj, Obj], None] | None = None
 
     def source(self, key: ObjectKey) -> JsonApi:
         """The source endpoint, at the key's logical cluster."""
@@ -114,11 +120,15 @@ def find_copy(s: Sync, key: ObjectKey) -> Obj | None:
     return found[0] if found else None
 
 
+def set_finalizers(api: JsonApi, path: str, obj: Obj, finalizers: list[str]) -> Obj:
+    """Write an object's finalizers (conditional on its resourceVersion: a race retries)."""
+    patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": _meta(obj)["resourceVersion"]}}
+    return api.merge_patch(path, patch)
+
+
 def _set_finalizers(s: Sync, key: ObjectKey, obj: Obj, finalizers: list[str]) -> Obj:
-    """Write the source object's finalizers (conditional on its resourceVersion: a race retries)."""
-    meta = _meta(obj)
-    patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta["resourceVersion"]}}
-    updated = s.source(key).merge_patch(s.source_path(key), patch)
+    """Write the source object's finalizers."""
+    updated = set_finalizers(s.source(key), s.source_path(key), obj, finalizers)
     s.record(s.rule.source.endpoint, updated)
     return updated
 
@@ -140,14 +150,19 @@ def _ensure_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> Obj:
     return _set_finalizers(s, key, obj, [*finalizers, s.rule.finalizer])
 
 
-def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
-    if _meta(copy).get("deletionTimestamp"):
-        return
-    try:  # only this very object: never one that replaced it meanwhile
-        s.target.delete(s.target_path(copy), {"preconditions": {"uid": _meta(copy)["uid"]}})
+def delete_exactly(api: JsonApi, path: str, obj: Obj) -> None:
+    """Delete this very object, never one that replaced it meanwhile (gone already is fine)."""
+    try:
+        api.delete(path, {"preconditions": {"uid": _meta(obj)["uid"]}})
     except ApiException as exc:
         if exc.status not in (404, 409):
             raise
+
+
+def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
+    if _meta(copy).get("deletionTimestamp"):
+        return
+    delete_exactly(s.target, s.target_path(copy), copy)
     log_event(logger, "sync.copy_deleted", key=str(key), target=s.target_path(copy))
 
 
@@ -159,7 +174,8 @@ def _orphan_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
         log_event(logger, "sync.copy_orphaned", key=str(key), target=s.target_path(copy))
 
 
-def _state_path(s: Sync, key: ObjectKey) -> str | None:
+def state_path(s: Sync, key: ObjectKey) -> str | None:
+    """The path of the state Secret of source object ``key`` (None: the rule keeps no state)."""
     if s.rule.state_namespace is None:
         return None
     resource = s.rule.source.resource
@@ -168,7 +184,7 @@ def _state_path(s: Sync, key: ObjectKey) -> str | None:
 
 
 def _drop_state(s: Sync, key: ObjectKey) -> None:
-    path = _state_path(s, key)
+    path = state_path(s, key)
     if path is None:
         return
     try:
@@ -198,10 +214,7 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
     if _meta(obj).get("deletionTimestamp"):
         _finish_deletion(s, key, obj, find_copy(s, key))
         return
-    namespace_obj = None
-    if filters.needs_namespace(s.rule.selector, obj):
-        namespace_obj = get_or_none(source, f"/api/v1/namespaces/{key.namespace}")
-    if not filters.matches(s.rule.selector, obj, namespace_obj) or _made_by_us(s, obj):
+    if not selected(s, key, obj):
         _stop_syncing(s, key, obj, find_copy(s, key) if s.rule.unmatched == "delete" else None)
         return
     if not s.rule.spec:
@@ -216,24 +229,32 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
         _carry_status(s, key, obj, copy)
 
 
-def _made_by_us(s: Sync, obj: Obj) -> bool:
-    """A copy this agent made (e.g. an upsynced object) is never a source of another rule: no loops."""
-    return (_meta(obj).get("labels") or {}).get(md.AGENT_LABEL) == s.rule.agent
+def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
+    """Whether the rule's selector selects source object ``obj`` (reads its Namespace when needed). A
+    copy this agent made (e.g. an upsynced object) is never a source of another rule: no loops."""
+    if (_meta(obj).get("labels") or {}).get(md.AGENT_LABEL) == s.rule.agent:
+        return False
+    namespace_obj = None
+    if filters.needs_namespace(s.rule.selector, obj):
+        namespace_obj = get_or_none(s.source(key), f"/api/v1/namespaces/{key.namespace}")
+    return filters.matches(s.rule.selector, obj, namespace_obj)
 
 
-def _workspace_path(s: Sync, key: ObjectKey) -> str | None:
+def workspace_path_of(s: Sync, key: ObjectKey) -> str | None:
+    """The source object's workspace path, when the rule records it."""
     if not s.rule.workspace_paths:
         return None
     logical_cluster = s.source(key).get(LOGICAL_CLUSTER)
     return str((_meta(logical_cluster).get("annotations") or {}).get("kcp.io/path") or key.cluster)
 
 
-def _ensure_namespace(s: Sync, location: placement.Location) -> None:
-    if not location.namespace or get_or_none(s.target, f"/api/v1/namespaces/{location.namespace}"):
+def ensure_namespace(api: JsonApi, name: str, namespace_obj: Obj | None = None) -> None:
+    """Create Namespace ``name`` (as ``namespace_obj`` if given) when it is missing; never change it."""
+    if not name or get_or_none(api, f"/api/v1/namespaces/{name}"):
         return
-    namespace = location.namespace_object or {"metadata": {"name": location.namespace}}
+    namespace = namespace_obj or {"metadata": {"name": name}}
     try:
-        s.target.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
+        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
     except ApiException as exc:
         if exc.status != 409:
             raise
@@ -256,9 +277,9 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     """Create, adopt or three-way-merge the copy; keep the last-applied state. None: the target object
     of that name is not ours and the rule never adopts."""
     rule = s.rule
-    workspace_path = _workspace_path(s, key)
+    workspace_path = workspace_path_of(s, key)
     location = _locate(s, key, obj, workspace_path)
-    source = transforms.apply(rule.transforms, obj)
+    source = _transformed(s, key, obj, copy if copy is not None else _preview(s, obj, location))
     wanted = desired_mod.build_desired(
         source,
         local_api_version=rule.target.resource.api_version,
@@ -273,8 +294,8 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     if not rule.watch_source:  # a polled source: the copy records which version of it it holds
         wanted["metadata"]["annotations"][SOURCE_VERSION_ANNOTATION] = _meta(obj).get("resourceVersion", "")
     content = desired_mod.managed_content(source)  # api-syncagent's state: the source object, stripped
-    state_path = _state_path(s, key)
-    secret = get_or_none(s.target, state_path) if state_path else None
+    secret_path = state_path(s, key)
+    secret = get_or_none(s.target, secret_path) if secret_path else None
     entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
     last = state.read_state(secret, entry)
     if copy is None:
@@ -292,9 +313,35 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
         log_event(
             logger, "sync.updated", key=str(key), target=s.target_path(copy), fields=",".join(sorted(patch))
         )
-    if state_path is not None and last != content:
-        _save_state(s, key, state_path, secret, entry, content)
+    if secret_path is not None and last != content:
+        save_state(s, key, secret_path, secret, {entry: content})
     return copy
+
+
+def _preview(s: Sync, obj: Obj, location: placement.Location) -> Obj:
+    """The copy-to-be of ``obj``, which spec mutations may read before the copy exists."""
+    resource = s.rule.target.resource
+    return desired_mod.preview(
+        obj,
+        api_version=resource.api_version,
+        kind=resource.kind,
+        namespace=location.namespace,
+        name=location.name,
+    )
+
+
+def _mutation_failed(s: Sync, key: ObjectKey, obj: Obj, exc: MutationError) -> PermanentError:
+    """A mutation that fails parks the key (retrying gives the same result) and tells the user in kcp."""
+    record_event(s.source(key), obj, "MutationFailed", str(exc))
+    return PermanentError(f"cannot mutate {key}: {exc}")
+
+
+def _transformed(s: Sync, key: ObjectKey, obj: Obj, other: Obj) -> Obj:
+    """The source object after the rule's transforms; ``other``: the copy, or a preview of it."""
+    try:
+        return transforms.apply(s.rule.transforms, obj, other)
+    except MutationError as exc:
+        raise _mutation_failed(s, key, obj, exc) from exc
 
 
 def _stamp(s: Sync, obj: Obj) -> None:
@@ -329,7 +376,7 @@ def _create_or_adopt(
 ) -> tuple[Obj, Obj | None] | None:
     rule = s.rule
     if rule.target.resource.namespaced:
-        _ensure_namespace(s, location)
+        ensure_namespace(s.target, location.namespace, location.namespace_object)
     body = {**wanted, "metadata": dict(wanted["metadata"])}
     _stamp(s, body)
     try:
@@ -356,7 +403,9 @@ def _create_or_adopt(
     return existing, {}
 
 
-def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: str, content: Obj) -> None:
+def save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entries: dict[str, Obj]) -> None:
+    """Write ``entries`` (state key → content) into the state Secret of source object ``key`` (read as
+    ``secret``), keeping its other entries; a concurrent change of the Secret is a conflict (retried)."""
     rule = s.rule
     assert rule.state_namespace is not None
     resource = rule.source.resource
@@ -367,7 +416,7 @@ def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: s
         resource.kind,
         key.namespace,
         key.name,
-        {entry: content},
+        entries,
     )
     if secret is None:
         try:
@@ -389,8 +438,10 @@ def _save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entry: s
 
 
 def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
-    """Source object deleting: delete (or orphan) the copy, wait until it is gone, drop the state,
-    release the finalizer."""
+    """Source object deleting: clean up its related objects, delete (or orphan) the copy, wait until it
+    is gone, drop the state, release the finalizer."""
+    if copy is not None and s.release_related is not None:
+        s.release_related(s, key, obj, copy)
     if copy is not None and s.rule.deletion == "propagate":
         _delete_copy(s, key, copy)
         raise RequeueAfter(WAIT_FOR_DELETION)
@@ -409,7 +460,8 @@ def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
 
 
 def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj | None = None) -> None:
-    """Copy the copy's status to the source object's ``/status`` when they differ."""
+    """Copy the copy's status (after the rule's status mutations) to the source object's ``/status``
+    when they differ."""
     if s.rule.status != "return" or not s.rule.source.resource.status_subresource:
         return
     source = s.source(key)
@@ -417,7 +469,13 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     if obj is None or _meta(obj).get("deletionTimestamp"):
         return
     copy = copy if copy is not None else find_copy(s, key)
-    if copy is None or "status" not in copy or copy["status"] == obj.get("status"):
+    if copy is None:
+        return
+    try:
+        copy = transforms.mutate_status(s.rule.transforms, copy, _transformed(s, key, obj, copy))
+    except MutationError as exc:
+        raise _mutation_failed(s, key, obj, exc) from exc
+    if "status" not in copy or copy["status"] == obj.get("status"):
         return
     updated = source.replace(f"{s.source_path(key)}/status", {**obj, "status": copy["status"]})
     s.record(s.rule.source.endpoint, updated)

@@ -27,9 +27,11 @@ from syncflow.queue.layout import agent_prefix
 from syncflow.sync import filters, state, transforms
 from syncflow.sync.desired import managed_content
 from syncflow.sync.endpoints import Endpoints
-from syncflow.sync.keys import STATUS, SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
+from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
+from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.resync")
@@ -59,9 +61,13 @@ def list_all(api: JsonApi, path: str, **query: str) -> list[dict[str, Any]]:
 
 
 def _drifted(
-    rule: SyncRule, sources: list[dict[str, Any]], states: dict[str, dict[str, Any]]
+    rule: SyncRule,
+    sources: list[dict[str, Any]],
+    copies: dict[ObjectRef, dict[str, Any]],
+    states: dict[str, dict[str, Any]],
 ) -> set[ObjectRef]:
-    """Source objects whose managed content differs from the last-applied state (missed events)."""
+    """Source objects whose managed content differs from the last-applied state (missed events), or
+    whose mutations fail (the sync reports why)."""
     drifted = set()
     resource = rule.source.resource
     for obj in sources:
@@ -70,7 +76,11 @@ def _drifted(
             state.state_secret_name(ref.cluster, resource.api_version, resource.kind, ref.namespace, ref.name)
         )
         last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
-        current = managed_content(transforms.apply(rule.transforms, obj))
+        try:
+            current = managed_content(transforms.apply(rule.transforms, obj, copies.get(ref)))
+        except MutationError:
+            drifted.add(ref)
+            continue
         if last is not None and state.go_json(last) != state.go_json(current):
             drifted.add(ref)
     return drifted
@@ -101,11 +111,14 @@ def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
     return Listing(sources, copies)
 
 
-def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+def keys_needing_work(
+    rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None
+) -> set[ObjectKey]:
     """Keys of source objects without a copy or drifted from their state, and of copies whose source
-    object was not listed (possible orphans)."""
+    object was not listed (possible orphans); with related resources, also the ``related`` keys of
+    objects without a copy (they wait for it) or without an entry in the related index."""
     listing = list_sides(rule, endpoints)
-    listed, copies = set(listing.sources), set(listing.copies)
+    listed, copies = set(listing.sources), listing.copies
     drifted: set[ObjectRef] = set()
     if rule.state_namespace is not None:
         target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
@@ -115,8 +128,13 @@ def keys_needing_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
             labelSelector=f"{STATE_SECRET_LABEL}=true",
         )
         states = {str(s["metadata"]["name"]): s for s in secrets}
-        drifted = _drifted(rule, [o for ref, o in listing.sources.items() if ref in copies], states)
-    return {key_for(SYNC, rule, ref) for ref in (listed - copies) | (copies - listed) | drifted}
+        with_copy = [o for ref, o in listing.sources.items() if ref in copies]
+        drifted = _drifted(rule, with_copy, copies, states)
+    keys = {key_for(SYNC, rule, ref) for ref in (listed - copies.keys()) | (copies.keys() - listed) | drifted}
+    if rule.related and index is not None:
+        keys.update(key_for(RELATED, rule, ref) for ref in listed - copies.keys())
+        keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
+    return keys
 
 
 def poll_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
@@ -148,11 +166,15 @@ def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
     }
 
 
+Finder = Callable[[SyncRule, Endpoints], set[ObjectKey]]
+
+
 def resync(
     rules: Iterable[SyncRule],
     endpoints: Endpoints,
     enqueue: Callable[[set[ObjectKey]], object],
-    find: Callable[[SyncRule, Endpoints], set[ObjectKey]] = keys_needing_work,
+    find: Finder = keys_needing_work,
+    kind: str = "resync",
 ) -> int:
     """Enqueue (bulk) what ``find`` says each rule needs; returns the number of keys."""
     total = 0
@@ -161,5 +183,5 @@ def resync(
         if found:
             enqueue(found)
         total += len(found)
-        log_event(logger, "resync.done", rule=rule.name, kind=find.__name__, enqueued=len(found))
+        log_event(logger, "resync.done", rule=rule.name, kind=kind, enqueued=len(found))
     return total

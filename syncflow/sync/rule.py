@@ -144,7 +144,91 @@ class SetFields(_Frozen):
     fields: dict[str, Any]
 
 
-Transform = Annotated[DropFields | DropAnnotations | Annotate | SetFields, Field(discriminator="kind")]
+class Mutate(_Frozen):
+    """api-syncagent's ``mutation``: ``spec`` steps rewrite the source object before the copy is built
+    from it (the result is also what the last-applied state records); ``status`` steps rewrite the
+    copy before its status returns to the source. Steps in their manifest form, e.g.
+    ``{"regex": {"path": "spec.secretName", "pattern": "(.+)", "replacement": "cert-$1"}}``."""
+
+    kind: Literal["mutate"] = "mutate"
+    spec: tuple[dict[str, Any], ...] = ()
+    status: tuple[dict[str, Any], ...] = ()
+
+
+Transform = Annotated[
+    DropFields | DropAnnotations | Annotate | SetFields | Mutate, Field(discriminator="kind")
+]
+
+
+class RegexRewrite(_Frozen):
+    """A Go (RE2) regular-expression replacement (``$1``, ``${name}``); an empty pattern gives the
+    replacement itself."""
+
+    pattern: str = ""
+    replacement: str = ""
+
+
+class Rewrite(_Frozen):
+    """How a name found by a selector becomes the destination's: ``regex``, or a Go ``template`` over
+    ``.Value``, ``.RelatedObject``, ``.LocalObject``, ``.RemoteObject``, ``.ClusterName`` and
+    ``.ClusterPath``."""
+
+    regex: RegexRewrite | None = None
+    template: str | None = None
+
+
+class RelatedSelector(_Frozen):
+    """Objects (or namespaces) selected by labels on the origin side. ``match_labels`` keys and values
+    may be Go templates over ``.LocalObject``, ``.RemoteObject``, ``.ClusterName``, ``.ClusterPath`` (an
+    empty key is dropped); ``match_expressions`` is kube selector syntax; ``rewrite`` names the copy."""
+
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: str = ""
+    rewrite: Rewrite
+
+
+class Locator(_Frozen):
+    """Where related objects, or their namespaces, are: exactly one of ``reference`` (a path in the
+    primary object, read on both sides, each value optionally rewritten by ``regex``), ``selector``
+    or ``template`` (a Go template over ``.Side``, ``.Object``, ``.ClusterName``, ``.ClusterPath``
+    rendered on both sides; empty means "not yet")."""
+
+    reference: str | None = None
+    regex: RegexRewrite | None = None
+    selector: RelatedSelector | None = None
+    template: str | None = None
+
+
+class RelatedWatch(_Frozen):
+    """How a change of an origin object finds its primaries besides the related index: ``by_owner``
+    (an owner reference of the primary's kind on that side) or ``by_selector`` (every primary on the
+    origin side that matches this label selector)."""
+
+    by_owner: bool = False
+    by_selector: str | None = None
+
+
+class Related(_Frozen):
+    """Objects that belong to each primary object (e.g. the Secret of a Certificate), synced from their
+    ``origin`` side (the rule's ``source`` or ``target``) to the other side under the same rule.
+
+    ``destination_resource`` is the origin resource after projection. Copies carry no sync metadata;
+    they are named by ``object`` and ``namespace`` (default: the primary's namespace on each side).
+    Origin objects on the rule's source side hold the rule's finalizer. When the primary goes, copies
+    are deleted if ``cleanup`` is set or the origin is the source side. ``mutation`` holds spec
+    mutation steps (manifest form); ``sync_status`` carries the status along with the object.
+    """
+
+    identifier: str
+    origin: Literal["source", "target"]
+    origin_resource: Resource
+    destination_resource: Resource
+    object: Locator
+    namespace: Locator | None = None
+    cleanup: bool = False
+    sync_status: bool = False
+    mutation: tuple[dict[str, Any], ...] = ()
+    watch: RelatedWatch | None = None
 
 
 class SyncRule(_Frozen):
@@ -159,7 +243,8 @@ class SyncRule(_Frozen):
     ``state_namespace`` is the target namespace of the last-applied state Secrets (None: no state;
     every update replaces the managed fields). ``adopt`` says what happens to a target object of the
     copy's name that no rule made: ``merge`` it into a copy, or ``never`` touch it (e.g. a cluster's
-    own CRDs). ``watch_source`` False means the source is polled.
+    own CRDs). ``watch_source`` False means the source is polled. ``related`` objects of each source
+    object are synced by ``related`` keys of their own.
     """
 
     name: str
@@ -178,3 +263,4 @@ class SyncRule(_Frozen):
     adopt: Literal["merge", "never"] = "merge"
     workspace_paths: bool = False
     watch_source: bool = True
+    related: tuple[Related, ...] = ()

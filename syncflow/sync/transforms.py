@@ -2,15 +2,18 @@
 
 They run on a deep copy of the source object; the result is what the copy is built from *and* what
 the last-applied state records, so a field a transformation drops is never deleted on the target.
+Mutations (:class:`~syncflow.sync.rule.Mutate`) may read the other side's object: the existing copy,
+or a preview of it. They raise :class:`~syncflow.sync.mutation.base.MutationError` naming the step.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, SetFields, Transform
+from syncflow.sync.mutation.mutator import compiled
+from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, SetFields, Transform
 
 Obj = dict[str, Any]
 
@@ -50,11 +53,11 @@ def drop_field(obj: Obj, path: str) -> None:
     _drop(obj, path.split("."))
 
 
-def apply(transforms: Iterable[Transform], source: Obj) -> Obj:
-    """A transformed deep copy of ``source``."""
+def apply(transforms: Iterable[Transform], source: Obj, other: Mapping[str, Any] | None = None) -> Obj:
+    """A transformed deep copy of ``source``; ``other`` is the target object spec mutations may read."""
     out = copy.deepcopy(source)
-    meta = out.setdefault("metadata", {})
     for transform in transforms:
+        meta = out.setdefault("metadata", {})
         if isinstance(transform, DropFields):
             for path in transform.paths:
                 drop_field(out, path)
@@ -68,7 +71,19 @@ def apply(transforms: Iterable[Transform], source: Obj) -> Obj:
         elif isinstance(transform, SetFields) and meta.get("name") == transform.name:
             for path, value in transform.fields.items():
                 set_field(out, path, value)
+        elif isinstance(transform, Mutate) and transform.spec:
+            out = compiled("spec", transform.spec).apply(out, other)
+    out.setdefault("metadata", {})
     return out
+
+
+def mutate_status(transforms: Iterable[Transform], target: Obj, source: Mapping[str, Any]) -> Obj:
+    """The target object with the rule's status mutations applied (``source``: the spec-mutated source
+    object they may read), before its status returns to the source; ``target`` itself is left alone."""
+    for transform in transforms:
+        if isinstance(transform, Mutate) and transform.status:
+            target = compiled("status", transform.status).apply(target, source)
+    return target
 
 
 def timestamp_annotation(transforms: Iterable[Transform]) -> str | None:

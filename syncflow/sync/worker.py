@@ -7,6 +7,7 @@ ends its keys, after its mode has released what the rule held.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import SYNC, key_for
 from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
 from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.related.index import RelatedIndex
+from syncflow.sync.related.reconcile import release_related, release_rule, sync_related
 from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.sync")
@@ -38,9 +41,22 @@ class RuleWorker:
     endpoints: Endpoints
     echoes: OwnWrites
 
+    def _index(self, rule: SyncRule) -> RelatedIndex:
+        return RelatedIndex(self.registry.redis, rule.agent)
+
+    def _find_work(self, rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+        return resync_mod.keys_needing_work(rule, endpoints, self._index(rule))
+
     def _sync(self, rule: SyncRule) -> Sync:
         name = rule.name
-        return Sync(rule, self.endpoints, self.echoes, lambda: self.registry.lookup(name).state == "ready")
+        release = functools.partial(release_related, self._index(rule)) if rule.related else None
+        return Sync(
+            rule,
+            self.endpoints,
+            self.echoes,
+            lambda: self.registry.lookup(name).state == "ready",
+            release_related=release,
+        )
 
     def _lookup(self, key: ObjectKey) -> Sync | None:
         entry = self.registry.lookup(key.rule)
@@ -63,11 +79,18 @@ class RuleWorker:
         if s is not None:
             return_status(s, key)
 
+    def related(self, key: ObjectKey) -> None:
+        """Sync the related objects of one source object."""
+        s = self._lookup(key)
+        if s is not None:
+            sync_related(s, key, self._index(s.rule))
+
     def release(self, rule: SyncRule) -> int:
-        """Mark ``rule`` gone, then release its finalizer on every source object."""
+        """Mark ``rule`` gone, then release its finalizer on every source object and on the related
+        objects its index recorded there."""
         self.registry.mark_gone(rule.name)
         s = self._sync(rule)
-        return sum(
+        return release_rule(s, self._index(rule)) + sum(
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
@@ -79,7 +102,7 @@ class RuleWorker:
             for rule in self.registry.ready_rules()
             if rule.watch_source and resync_mod.due(redis, agent, rule.name, period)
         ]
-        return resync_mod.resync(rules, self.endpoints, enqueue) if rules else 0
+        return resync_mod.resync(rules, self.endpoints, enqueue, self._find_work) if rules else 0
 
     def status_poll(self, redis: Redis, agent: str, period: float, enqueue: Enqueue) -> int:
         """Enqueue status keys of copies whose status the source does not show yet (the fallback when
@@ -89,7 +112,11 @@ class RuleWorker:
             for rule in self.registry.ready_rules()
             if rule.status == "return" and resync_mod.due(redis, agent, rule.name, period, kind="status")
         ]
-        return resync_mod.resync(rules, self.endpoints, enqueue, resync_mod.status_keys) if rules else 0
+        return (
+            resync_mod.resync(rules, self.endpoints, enqueue, resync_mod.status_keys, "status")
+            if rules
+            else 0
+        )
 
     def poll_keys(self) -> list[ObjectKey]:
         """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
@@ -103,4 +130,4 @@ class RuleWorker:
         """List a polled rule's source and copies once; enqueue the objects that changed or went."""
         s = self._lookup(key)
         if s is not None:
-            resync_mod.resync([s.rule], self.endpoints, enqueue, resync_mod.poll_keys)
+            resync_mod.resync([s.rule], self.endpoints, enqueue, resync_mod.poll_keys, "poll")

@@ -92,6 +92,18 @@ class PublishEnv:
         conditions = (self.published(name).get("status") or {}).get("conditions") or []
         return next((c for c in conditions if c.get("type") == "Ready"), None)
 
+    def parked(self, key: str) -> dict[str, Any] | None:
+        """The parked failure of ``key`` as ``syncflow failures list --json`` shows it, if any."""
+        out = subprocess.run(
+            [str(Path(sys.executable).parent / "syncflow"), "failures", "list", "--json"],
+            env=self.agent.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+        return next((f for f in json.loads(out) if f["key"] == key), None)
+
     def export(self) -> dict[str, Any]:
         return self.kcp_org.get(f"{APIS}/apiexports/{EXPORT}")
 

@@ -4,7 +4,6 @@ watch processes. Each test publishes its own CRD so tests do not see each other'
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -278,19 +277,9 @@ def test_permanent_error_is_parked_and_replayed(publish_env: PublishEnv) -> None
     g.create("team-1", "blocked", {"a": 1})
     key = f"sync/held/{cluster}/default/blocked"
     syncflow = [str(Path(sys.executable).parent / "syncflow")]
-
-    def parked() -> dict[str, Any] | None:
-        out = subprocess.run(
-            [*syncflow, "failures", "list", "--json"],
-            env=env.agent.env,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-        return next((f for f in json.loads(out) if f["key"] == key), None)
-
-    failure = wait_for(parked, timeout=60, what=lambda: f"{key} to be parked\n{env.agent.logs()}")
+    failure = wait_for(
+        lambda: env.parked(key), timeout=60, what=lambda: f"{key} to be parked\n{env.agent.logs()}"
+    )
     assert "403" in failure["error"] and "being terminated" in failure["error"]
     env.service.merge_patch(
         "/api/v1/namespaces/held-ns/configmaps/blocker", {"metadata": {"finalizers": None}}
@@ -302,4 +291,4 @@ def test_permanent_error_is_parked_and_replayed(publish_env: PublishEnv) -> None
         [*syncflow, "failures", "replay", key], env=env.agent.env, check=True, timeout=30, capture_output=True
     )
     assert g.wait_copy(cluster, "blocked")["metadata"]["namespace"] == "held-ns"
-    assert parked() is None
+    assert env.parked(key) is None

@@ -13,7 +13,7 @@ from syncflow.sync.mutation import paths
 from syncflow.sync.mutation.base import Context, MutationError
 from syncflow.sync.mutation.cel import CEL
 from syncflow.sync.mutation.delete import Delete
-from syncflow.sync.mutation.mutator import Mutator
+from syncflow.sync.mutation.mutator import compiled
 from syncflow.sync.mutation.regex import Regex
 from syncflow.sync.mutation.template import Template
 
@@ -181,14 +181,14 @@ def test_a_mutator_runs_steps_in_order_and_names_the_failing_step() -> None:
             "status": [{"cel": {"path": "status.ready", "expression": "self.status.phase == 'Ready'"}}],
         }
     )
-    mutator = Mutator(spec)
-    got = mutator.mutate_spec({"spec": {"secretName": "foo", "internal": 1}})
+    dumped = spec.model_dump(by_alias=True, exclude_none=True)
+    spec_steps, status_steps = compiled("spec", dumped["spec"]), compiled("status", dumped["status"])
+    got = spec_steps.apply({"spec": {"secretName": "foo", "internal": 1}})
     assert got == {"spec": {"secretName": "cert-foo", "copy": "cert-foo"}}
-    assert mutator.mutate_status({"status": {"phase": "Ready"}}) == {
-        "status": {"phase": "Ready", "ready": True}
-    }
+    assert status_steps.apply({"status": {"phase": "Ready"}}) == {"status": {"phase": "Ready", "ready": True}}
     with pytest.raises(MutationError, match=r"mutation.status\[0\]: failed to evaluate CEL expression"):
-        mutator.mutate_status({"status": {}})
+        status_steps.apply({"status": {}})
+    assert compiled("spec", dumped["spec"]) is spec_steps  # compiled once per process
 
 
 def test_a_published_resource_with_a_bad_mutation_is_invalid() -> None:

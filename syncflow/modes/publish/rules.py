@@ -14,16 +14,26 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.api.publishedresource import Filter, PublishedResource
+from syncflow.api.publishedresource import Filter, MutationSpec, PublishedResource
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.publish import source
 from syncflow.modes.publish.endpoint import ExportEndpoint
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
+from syncflow.modes.publish.related import RelatedNotServedError, related_resources
 from syncflow.selectors import LabelSelector
 from syncflow.sync.registry import RuleEntry
-from syncflow.sync.rule import NamingPlacement, Resource, Selector, Side, SyncRule
+from syncflow.sync.rule import (
+    Mutate,
+    NamingPlacement,
+    Related,
+    Resource,
+    Selector,
+    Side,
+    SyncRule,
+    Transform,
+)
 
 Obj = dict[str, Any]
 KCP = "kcp"
@@ -54,6 +64,13 @@ def selector_of(spec_filter: Filter | None) -> Selector:
     )
 
 
+def mutate_of(mutation: MutationSpec | None) -> tuple[Transform, ...]:
+    """``spec.mutation`` as the rule's transforms (none when it has no steps)."""
+    dumped = mutation.model_dump(by_alias=True, exclude_none=True, mode="json") if mutation else {}
+    spec, status = tuple(dumped.get("spec") or ()), tuple(dumped.get("status") or ())
+    return (Mutate(spec=spec, status=status),) if spec or status else ()
+
+
 @dataclass(frozen=True)
 class RuleSettings:
     """What every publish rule shares: the agent, the state namespace and the orphan policy."""
@@ -64,9 +81,13 @@ class RuleSettings:
 
 
 def build_rule(
-    published: PublishedResource, schema_spec: Obj, local_spec: Obj, settings: RuleSettings
+    published: PublishedResource,
+    schema_spec: Obj,
+    local_spec: Obj,
+    settings: RuleSettings,
+    related: tuple[Related, ...] = (),
 ) -> SyncRule:
-    """The sync rule of a projected PublishedResource."""
+    """The sync rule of a projected PublishedResource (``related``: its related resources, discovered)."""
     naming = published.spec.naming
     return SyncRule(
         name=published.name,
@@ -77,9 +98,11 @@ def build_rule(
         placement=NamingPlacement(namespace=naming.namespace, name=naming.name)
         if naming
         else NamingPlacement(),
+        transforms=mutate_of(published.spec.mutation),
         unmatched="delete" if settings.orphan_policy == "delete" else "keep",
         state_namespace=settings.state_namespace,
         workspace_paths=bool(published.spec.enable_workspace_paths),
+        related=related,
     )
 
 
@@ -142,9 +165,13 @@ class PublishRules:
             resource = published.spec.resource
             crds = self.service.get(source.CRD_PATH)["items"]
             local, _ = source.source_spec(self.service, resource.api_group, resource.kind, crds)
+            kcp = JsonApi(for_url(self.kcp, f"{self.endpoint.urls[0]}/clusters/*"))
+            related = related_resources(published, kcp.get, self.service.get)
+        except RelatedNotServedError as exc:
+            return RuleEntry.pending(str(exc))
         except Exception as exc:  # the next pass tries again
             return RuleEntry.pending(f"{type(exc).__name__}: {exc}")
-        rule = build_rule(published, schema["spec"], local, self.settings)
+        rule = build_rule(published, schema["spec"], local, self.settings, related)
         remote = rule.source.resource
         for url in self.endpoint.urls:
             if not self._served(url, remote):

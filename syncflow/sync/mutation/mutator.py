@@ -1,9 +1,15 @@
-"""Runs a PublishedResource's ``mutation.spec`` or ``mutation.status`` steps in order."""
+"""Runs a PublishedResource's ``mutation.spec`` or ``mutation.status`` steps in order.
+
+Steps are taken in their manifest form (``{"regex": {"path": ..., "pattern": ...}}``), as sync rules
+carry them; :func:`compiled` compiles each distinct list once per process.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from syncflow.sync.mutation.base import Context, MutationError, Obj, Transformer
 from syncflow.sync.mutation.cel import CEL
@@ -11,27 +17,27 @@ from syncflow.sync.mutation.delete import Delete
 from syncflow.sync.mutation.regex import Regex
 from syncflow.sync.mutation.template import Template
 
-if TYPE_CHECKING:
-    from syncflow.api.publishedresource import Mutation, MutationSpec
+Step = Mapping[str, Any]
+"""One ``ResourceMutation`` as JSON: exactly one of ``delete``, ``regex``, ``template``, ``cel``."""
 
 
-def compile_step(step: Mutation) -> Transformer:
-    """The transformer of one ``ResourceMutation`` (exactly one kind is set; the model checks that)."""
-    if step.delete is not None:
-        return Delete(step.delete.path)
-    if step.regex is not None:
-        return Regex(step.regex.path, step.regex.pattern, step.regex.replacement)
-    if step.template is not None:
-        return Template(step.template.path, step.template.template)
-    if step.cel is not None:
-        return CEL(step.cel.path, step.cel.expression)
+def compile_step(step: Step) -> Transformer:
+    """The transformer of one ``ResourceMutation`` (the API model checks that exactly one kind is set)."""
+    if (spec := step.get("delete")) is not None:
+        return Delete(spec["path"])
+    if (spec := step.get("regex")) is not None:
+        return Regex(spec["path"], spec.get("pattern"), spec.get("replacement"))
+    if (spec := step.get("template")) is not None:
+        return Template(spec["path"], spec["template"])
+    if (spec := step.get("cel")) is not None:
+        return CEL(spec["path"], spec["expression"])
     raise MutationError("no valid mutation mechanism provided")
 
 
 class Steps:
     """Compiled steps of one direction; :meth:`apply` runs them in order."""
 
-    def __init__(self, direction: str, steps: Sequence[Mutation] | None) -> None:
+    def __init__(self, direction: str, steps: Sequence[Step] | None) -> None:
         self.direction = direction
         self.steps: list[Transformer] = []
         for i, step in enumerate(steps or []):
@@ -51,17 +57,11 @@ class Steps:
         return obj
 
 
-class Mutator:
-    """Both directions of a ``ResourceMutationSpec``: ``spec`` (kcp → service) and ``status`` (back)."""
+@functools.lru_cache(maxsize=512)
+def _compiled(direction: str, steps_json: str) -> Steps:
+    return Steps(direction, json.loads(steps_json))
 
-    def __init__(self, spec: MutationSpec | None) -> None:
-        self.spec = Steps("spec", spec.spec if spec else None)
-        self.status = Steps("status", spec.status if spec else None)
 
-    def mutate_spec(self, obj: Obj, other: Mapping[str, Any] | None = None) -> Obj:
-        """The object going to the service cluster; ``other`` is its existing copy there, if any."""
-        return self.spec.apply(obj, other)
-
-    def mutate_status(self, obj: Obj, other: Mapping[str, Any] | None = None) -> Obj:
-        """The service object whose status goes back to kcp; ``other`` is the kcp object."""
-        return self.status.apply(obj, other)
+def compiled(direction: str, steps: Sequence[Step]) -> Steps:
+    """The compiled ``steps`` (cached per process by their JSON); raises :class:`MutationError`."""
+    return _compiled(direction, json.dumps(list(steps), sort_keys=True))
