@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cached_property
 
 from kubernetes.client import ApiClient
@@ -13,19 +11,16 @@ from redis import Redis
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
 from syncflow.keys import ObjectKey
-from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
+from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.edge.clients import EdgeEndpoints
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRules, Mailbox
 from syncflow.modes.edge.watcher import EdgeWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import agent_prefix
-from syncflow.sync.echoes import OwnWrites
-from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.process import WatchProcess
-from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
 
 
@@ -51,22 +46,8 @@ def config_key(mailbox: Mailbox) -> ObjectKey:
     return ObjectKey("edgeconfig", mailbox.syncer, mailbox.cluster, "", mailbox.syncer)
 
 
-@dataclass
-class EdgeContext:
+class EdgeContext(ModeContext):
     """Clients for the mailbox workspace and the p-cluster."""
-
-    settings: Settings
-    redis: Redis
-    budget: RequestBudget | None = None
-
-    def _budget(self, endpoint: str) -> Callable[[], None]:
-        budget = self.budget
-        return lambda: budget.take(endpoint) if budget is not None else None
-
-    @cached_property
-    def kcp(self) -> ApiClient:
-        """The kcp client of the kcp kubeconfig."""
-        return load_client(self.settings.kcp_kubeconfig)
 
     @cached_property
     def mailbox(self) -> Mailbox:
@@ -77,29 +58,14 @@ class EdgeContext:
     def endpoints(self) -> EdgeEndpoints:
         """The engine's view of the two sides."""
         return EdgeEndpoints(
-            JsonApi(for_cluster(self.kcp, self.mailbox.cluster), before_request=self._budget(KCP)),
-            JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(PCLUSTER)),
+            JsonApi(for_cluster(self.kcp, self.mailbox.cluster), before_request=self.budget_hook(KCP)),
+            JsonApi(load_client(self.settings.kubeconfig), before_request=self.budget_hook(PCLUSTER)),
         )
-
-    @cached_property
-    def worker(self) -> RuleWorker:
-        """The engine's task bodies."""
-        return RuleWorker(
-            RuleRegistry(self.redis, self.settings.agent_name),
-            self.endpoints,
-            OwnWrites(self.redis, self.settings.agent_name),
-        )
-
-
-_contexts: dict[int, EdgeContext] = {}
 
 
 def edge_context(settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> EdgeContext:
     """The context of these settings in this process."""
-    context = _contexts.get(id(settings))
-    if context is None or context.settings is not settings:
-        context = _contexts[id(settings)] = EdgeContext(settings, redis, budget)
-    return context
+    return context_of(EdgeContext, settings, redis, budget)
 
 
 def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
@@ -115,20 +81,12 @@ def watch_process(settings: Settings) -> WatchProcess:
     mailbox = context.mailbox  # fails fast when the mailbox cannot be read
     pcluster = load_client(settings.kubeconfig)
 
-    def build(enqueue: Callable[[Iterable[ObjectKey], bool], None]) -> EdgeWatcher:
+    def build(enqueue: Enqueue) -> EdgeWatcher:
         endpoints = EdgeEndpoints(JsonApi(for_cluster(context.kcp, mailbox.cluster)), JsonApi(pcluster))
         rules = EdgeRules(
             endpoints.mailbox, endpoints.pcluster, mailbox, settings.agent_name, settings.namespace
         )
-        bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
-        manager = SyncManager(
-            rules.desired,
-            RuleRegistry(redis, settings.agent_name),
-            endpoints,
-            enqueue,
-            bookmarks,
-            OwnWrites(redis, settings.agent_name),
-        )
+        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         return EdgeWatcher(endpoints.mailbox.api, manager, enqueue, bookmarks, config_key(mailbox))
 
     return WatchProcess(settings, pcluster, build)

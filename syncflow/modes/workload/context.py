@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -14,21 +12,19 @@ from redis import Redis
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
 from syncflow.keys import ObjectKey
-from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
+from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.workload import target
 from syncflow.modes.workload.clients import WorkloadEndpoints
 from syncflow.modes.workload.rules import WorkloadRules, Workspace
 from syncflow.modes.workload.status import StatusWriter
 from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import PERIODIC_QUEUE, agent_prefix
-from syncflow.sync.echoes import OwnWrites
-from syncflow.sync.orchestration import SyncManager
+from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.process import WatchProcess
-from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
 
 
@@ -77,22 +73,8 @@ def control_key(verb: str, workspace: Workspace) -> ObjectKey:
     return ObjectKey(verb, workspace.sync_target, workspace.cluster, "", workspace.sync_target)
 
 
-@dataclass
-class WorkloadContext:
+class WorkloadContext(ModeContext):
     """Clients for the workspace and the physical cluster, and the SyncTarget's identity."""
-
-    settings: Settings
-    redis: Redis
-    budget: RequestBudget | None = None
-
-    def _budget(self, endpoint: str) -> Callable[[], None]:
-        budget = self.budget
-        return lambda: budget.take(endpoint) if budget is not None else None
-
-    @cached_property
-    def kcp(self) -> ApiClient:
-        """The kcp client of the kcp kubeconfig."""
-        return load_client(self.settings.kcp_kubeconfig)
 
     @cached_property
     def workspace(self) -> Workspace:
@@ -103,17 +85,10 @@ class WorkloadContext:
     def endpoints(self) -> WorkloadEndpoints:
         """The engine's view of the two sides."""
         return WorkloadEndpoints(
-            JsonApi(for_cluster(self.kcp, self.workspace.cluster), before_request=self._budget(target.KCP)),
-            JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(target.CLUSTER)),
-        )
-
-    @cached_property
-    def worker(self) -> RuleWorker:
-        """The engine's task bodies."""
-        return RuleWorker(
-            RuleRegistry(self.redis, self.settings.agent_name),
-            self.endpoints,
-            OwnWrites(self.redis, self.settings.agent_name),
+            JsonApi(
+                for_cluster(self.kcp, self.workspace.cluster), before_request=self.budget_hook(target.KCP)
+            ),
+            JsonApi(load_client(self.settings.kubeconfig), before_request=self.budget_hook(target.CLUSTER)),
         )
 
     @cached_property
@@ -125,17 +100,11 @@ class WorkloadContext:
         )
 
 
-_contexts: dict[int, WorkloadContext] = {}
-
-
 def workload_context(
     settings: Settings, redis: Redis, budget: RequestBudget | None = None
 ) -> WorkloadContext:
     """The context of these settings in this process."""
-    context = _contexts.get(id(settings))
-    if context is None or context.settings is not settings:
-        context = _contexts[id(settings)] = WorkloadContext(settings, redis, budget)
-    return context
+    return context_of(WorkloadContext, settings, redis, budget)
 
 
 def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
@@ -162,20 +131,12 @@ def watch_process(settings: Settings) -> WatchProcess:
     workspace = context.workspace  # fails fast on a missing SyncTarget or a wrong UID
     physical = load_client(settings.kubeconfig)
 
-    def build(enqueue: Callable[[Iterable[ObjectKey], bool], None]) -> WorkloadWatcher:
+    def build(enqueue: Enqueue) -> WorkloadWatcher:
         endpoints = WorkloadEndpoints(JsonApi(for_cluster(context.kcp, workspace.cluster)), JsonApi(physical))
         rules = WorkloadRules(
             endpoints.workspace, endpoints.physical, workspace, settings.agent_name, settings.namespace
         )
-        bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
-        manager = SyncManager(
-            rules.desired,
-            RuleRegistry(redis, settings.agent_name),
-            endpoints,
-            enqueue,
-            bookmarks,
-            OwnWrites(redis, settings.agent_name),
-        )
+        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         keys = [control_key("synctarget", workspace)]
         return WorkloadWatcher(endpoints.workspace.api, workspace, manager, enqueue, bookmarks, keys)
 

@@ -1,0 +1,86 @@
+"""What every mode's processes share: a per-process context (settings, Redis, the request budget, the
+engine's task bodies) and the wiring of a watcher's sync manager."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import TypeVar
+
+from kubernetes.client import ApiClient
+from redis import Redis
+
+from syncflow.config import Settings
+from syncflow.kube.bookmarks import RedisBookmarks
+from syncflow.kube.clients import load_client
+from syncflow.queue.budget import RequestBudget
+from syncflow.queue.layout import agent_prefix
+from syncflow.sync.echoes import OwnWrites
+from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.orchestration import DesiredRules, SyncManager
+from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.watches import Enqueue
+from syncflow.sync.worker import RuleWorker
+
+C = TypeVar("C", bound="ModeContext")
+
+
+class ModeContext:
+    """A mode's clients and the engine's worker, built once per process from the settings."""
+
+    def __init__(self, settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> None:
+        self.settings = settings
+        self.redis = redis
+        self.budget = budget
+
+    def budget_hook(self, endpoint: str) -> Callable[[], None]:
+        """Takes one request from ``endpoint``'s budget shared by every worker (waits when empty)."""
+        budget = self.budget
+        return lambda: budget.take(endpoint) if budget is not None else None
+
+    @cached_property
+    def kcp(self) -> ApiClient:
+        """The kcp client of the kcp kubeconfig."""
+        return load_client(self.settings.kcp_kubeconfig)
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """The mode's endpoints (built once by the subclass)."""
+        raise NotImplementedError
+
+    @cached_property
+    def worker(self) -> RuleWorker:
+        """The engine's task bodies with the mode's endpoints."""
+        return RuleWorker(
+            RuleRegistry(self.redis, self.settings.agent_name),
+            self.endpoints,
+            OwnWrites(self.redis, self.settings.agent_name),
+        )
+
+
+_contexts: dict[tuple[type, int], ModeContext] = {}
+
+
+def context_of(cls: type[C], settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> C:
+    """The ``cls`` context of these settings in this process (built on first use)."""
+    context = _contexts.get((cls, id(settings)))
+    if not isinstance(context, cls) or context.settings is not settings:
+        context = cls(settings, redis, budget)
+        _contexts[(cls, id(settings))] = context
+    return context
+
+
+def sync_manager(
+    settings: Settings, redis: Redis, desired: DesiredRules, endpoints: Endpoints, enqueue: Enqueue
+) -> tuple[SyncManager, RedisBookmarks]:
+    """A watcher's sync manager on the agent's rule registry, watch bookmarks and own-write record."""
+    bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
+    manager = SyncManager(
+        desired,
+        RuleRegistry(redis, settings.agent_name),
+        endpoints,
+        enqueue,
+        bookmarks,
+        OwnWrites(redis, settings.agent_name),
+    )
+    return manager, bookmarks
