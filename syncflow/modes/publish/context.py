@@ -71,8 +71,11 @@ class PublishContext:
         """What the control-plane reconcilers talk to."""
         export_workspace = export_client(self.kcp, self.endpoint.export_path)
         export_workspace.before_request = self._budget(KCP)
+        export_workspace.endpoint = KCP
         return PublishTarget(
-            service=JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(SERVICE)),
+            service=JsonApi(
+                load_client(self.settings.kubeconfig), before_request=self._budget(SERVICE), endpoint=SERVICE
+            ),
             export_workspace=export_workspace,
             export_name=self.endpoint.export_name,
             agent_name=self.settings.agent_name,

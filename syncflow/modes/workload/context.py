@@ -103,8 +103,16 @@ class WorkloadContext:
     def endpoints(self) -> WorkloadEndpoints:
         """The engine's view of the two sides."""
         return WorkloadEndpoints(
-            JsonApi(for_cluster(self.kcp, self.workspace.cluster), before_request=self._budget(target.KCP)),
-            JsonApi(load_client(self.settings.kubeconfig), before_request=self._budget(target.CLUSTER)),
+            JsonApi(
+                for_cluster(self.kcp, self.workspace.cluster),
+                before_request=self._budget(target.KCP),
+                endpoint=target.KCP,
+            ),
+            JsonApi(
+                load_client(self.settings.kubeconfig),
+                before_request=self._budget(target.CLUSTER),
+                endpoint=target.CLUSTER,
+            ),
         )
 
     @cached_property
