@@ -76,8 +76,7 @@ def test_children_counters_add_up_and_the_worker_is_ready(
         f"127.0.0.1:{health_port}",
     )
 
-    ready = wait_for(lambda: get(health_port, "/readyz")[0] == 200, timeout=30, what=processes.logs)
-    assert ready
+    wait_for(lambda: get(health_port, "/readyz")[0] == 200, timeout=30, what=processes.logs)
     assert get(health_port, "/readyz")[1] == {"ready": True, "broker": "connected", "redis": "ok"}
     assert get(health_port, "/healthz") == (200, {"status": "ok"})
     assert not (group / "counter_424242.db").exists()
@@ -92,12 +91,11 @@ def test_children_counters_add_up_and_the_worker_is_ready(
     fixed = ObjectKey("perm", "metrics", "root:ws", "default", "broken")
     service.add(fixed)  # parks: a permanent error
 
-    def counted() -> dict[str, float] | None:
+    def ok_runs() -> float | None:
         samples = scrape(metrics_port)
-        ok = value(samples, "syncflow_queue_tasks_total", agent=agent, task="syncflow.rec", outcome="ok")
-        return samples if ok == 2 else None
+        return value(samples, "syncflow_queue_tasks_total", agent=agent, task="syncflow.rec", outcome="ok")
 
-    samples = wait_for(counted, timeout=30, what=lambda: f"{scrape(metrics_port)}\n{processes.logs()}")
+    wait_for(lambda: ok_runs() == 2, timeout=30, what=lambda: f"{scrape(metrics_port)}\n{processes.logs()}")
     [slow_pid], [quick_pid] = run_pids(redis, agent, slow), run_pids(redis, agent, quick)
     assert slow_pid != quick_pid  # two children did the work ...
     by_pid = per_process(group, "syncflow_queue_tasks_total", task="syncflow.rec", outcome="ok")
@@ -132,7 +130,7 @@ def test_readyz_fails_fast_when_redis_goes_away(
     wait_for(lambda: get(health_port, "/readyz")[0] == 200, timeout=30, what=processes.logs)
 
     redis_server.kill()
-    status, body = wait_for(
+    _, body = wait_for(
         lambda: answer if (answer := get(health_port, "/readyz"))[0] == 503 else None,
         timeout=15,
         what=processes.logs,
