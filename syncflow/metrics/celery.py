@@ -22,7 +22,7 @@ def outcome_of(retval: Any, state: str | None) -> str:
     from syncflow.queue.errors import classify
 
     if state == "SUCCESS":
-        return retval if retval in KEYED_OUTCOMES else "ok"
+        return retval if isinstance(retval, str) and retval in KEYED_OUTCOMES else "ok"
     if isinstance(retval, BaseException):
         return classify(retval).value
     return "error"

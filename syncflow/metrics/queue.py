@@ -31,8 +31,8 @@ def _never_publish(messages: Sequence[tuple[ObjectKey, str]]) -> None:
 class QueueCollector(Collector):
     """``syncflow_queue_keys{queue,state}``, ``syncflow_queue_messages{queue}`` and ``syncflow_redis_up``."""
 
-    def __init__(self, settings: Settings) -> None:
-        redis = Redis.from_url(
+    def __init__(self, settings: Settings, redis: Redis | None = None) -> None:
+        redis = redis or Redis.from_url(
             settings.redis_url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
         )
         self.service = QueueService(redis, settings, _never_publish)
