@@ -42,7 +42,14 @@ _OPTIONS = (
     click.option("--redis-url", default=None, help="Redis to use (default: start a private one)."),
     click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys [syncflow]."),
     click.option("--log-format", type=click.Choice(["text", "json"]), default=None),
-    click.option("--health-address", default=None, help="host:port for /healthz and /readyz (watch role)."),
+    click.option(
+        "--health-address", default=None, help="host:port for /healthz and /readyz (watch and worker roles)."
+    ),
+    click.option(
+        "--metrics-address",
+        default=None,
+        help="host:port serving /metrics (any role; all: the whole agent's, added up).",
+    ),
     click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="Logs and beat state."),
 )
 

@@ -261,6 +261,16 @@ def failures_replay(
     default=None,
     help="Seconds between resyncs (default 600).",
 )
+@click.option(
+    "--metrics-address",
+    default=None,
+    help="host:port serving /metrics for Prometheus (SYNCFLOW_METRICS_ADDRESS; default: off).",
+)
+@click.option(
+    "--health-address",
+    default=None,
+    help="host:port for /healthz and /readyz (SYNCFLOW_HEALTH_ADDRESS; default: off).",
+)
 def worker(
     *,
     queues: str,
@@ -296,6 +306,11 @@ def worker(
     help="Beat's state file; its directory is created. [default: $XDG_STATE_HOME/syncflow/beat-schedule]",
 )
 @click.option("-l", "--loglevel", default="INFO", show_default=True)
+@click.option(
+    "--metrics-address",
+    default=None,
+    help="host:port serving /metrics for Prometheus (SYNCFLOW_METRICS_ADDRESS; default: off).",
+)
 def beat(schedule: str | None, loglevel: str, config_file: str | None, **flags: Any) -> None:
     """Run Celery beat: the queue pump every second (safe to run twice)."""
     from pathlib import Path
@@ -352,6 +367,11 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 )
 @click.option("--enable-leader-election/--disable-leader-election", default=None, help="Default: enabled.")
 @click.option("--health-address", default=None, help="host:port for /healthz and /readyz.")
+@click.option(
+    "--metrics-address",
+    default=None,
+    help="host:port serving /metrics for Prometheus (SYNCFLOW_METRICS_ADDRESS; default: off).",
+)
 @click.option(
     "--orphan-policy",
     type=click.Choice(["keep", "delete"]),

@@ -124,6 +124,9 @@ class Settings(BaseSettings):
     )
     retry_period: PositiveFloat = Field(2.0, description="How often candidates try to acquire or renew.")
     health_address: str = Field("", description="host:port serving /healthz and /readyz (empty: off).")
+    metrics_address: str = Field(
+        "", description="host:port serving /metrics in Prometheus' text format (empty: off)."
+    )
     orphan_policy: Literal["keep", "delete"] = Field(
         "keep", description="Local copies of objects that stop matching a filter: keep them, or delete them."
     )
@@ -161,7 +164,7 @@ class Settings(BaseSettings):
         LabelSelector.parse(value)  # SelectorError is a ValueError: pydantic reports it on this field
         return value
 
-    @field_validator("health_address")
+    @field_validator("health_address", "metrics_address")
     @classmethod
     def _check_address(cls, value: str) -> str:
         host, _, port = value.rpartition(":")

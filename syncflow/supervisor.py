@@ -3,7 +3,9 @@
 Each role runs as its own child process (``syncflow watch|worker|beat`` with the settings passed as
 ``SYNCFLOW_*`` variables), logging to a file in the data directory; a child that exits is started
 again after a growing delay; SIGINT/SIGTERM stops them all. This is how a single-binary syncer (kcp's
-TMC syncer, an edge syncer) is run with syncflow; scaled deployments run the roles separately.
+TMC syncer, an edge syncer) is run with syncflow; scaled deployments run the roles separately. With a
+metrics address, the roles write their metrics to one multiprocess directory and this process serves
+them, added up, on that address.
 """
 
 from __future__ import annotations
@@ -21,18 +23,22 @@ from syncflow.demo import redis as redis_mod
 from syncflow.demo.launch import child_env, syncflow_command
 from syncflow.demo.stack import Child, Stack, StepError, free_port
 from syncflow.logs import log_event
+from syncflow.metrics import multiprocess
 
 logger = logging.getLogger("syncflow.supervisor")
 
 RESTART_CAP = 30.0
 STABLE_AFTER = 60.0
 """A child that ran this long before exiting is restarted at once again (its failures are not counted)."""
+SERVED_HERE = {"metrics_address", "health_address"}
+"""Settings the roles do not get: this process serves the agent's metrics; the watcher gets a free
+health port of its own."""
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
-    """``SYNCFLOW_*`` variables that give a child process exactly these settings."""
+    """``SYNCFLOW_*`` variables that give a role these settings (but the addresses served here)."""
     env = {}
-    for name, value in settings.model_dump(mode="json", exclude_defaults=True).items():
+    for name, value in settings.model_dump(mode="json", exclude_defaults=True, exclude=SERVED_HERE).items():
         env[f"SYNCFLOW_{name.upper()}"] = json.dumps(value) if isinstance(value, dict | list) else str(value)
     return env
 
@@ -73,7 +79,13 @@ class Supervisor:
         """Start Redis (if no URL was given) and ``roles``; supervise until SIGINT/SIGTERM."""
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self.stop.set())
+        metrics = None
         try:
+            if self.settings.metrics_address:
+                multiprocess.prepare("agent")  # before any role starts: they inherit the directory
+                from syncflow.metrics import exposition
+
+                metrics = exposition.serve(self.settings, "all")
             settings = self.settings
             if not settings.model_fields_set & {"redis_url"}:
                 info = redis_mod.provide(self.stack, None)
@@ -88,6 +100,8 @@ class Supervisor:
             return 1
         finally:
             self.stack.stop()
+            if metrics is not None:
+                metrics.stop()
             log_event(logger, "supervisor.stopped")
         return 0
 
@@ -99,6 +113,7 @@ class Supervisor:
                 code = child.process.poll()
                 if code is None:
                     continue
+                multiprocess.process_exited(child.process.pid)
                 if time.monotonic() - started[role] > STABLE_AFTER:
                     restarts[role] = 0
                 delay = min(RESTART_CAP, 2.0 ** restarts[role])

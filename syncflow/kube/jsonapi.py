@@ -11,13 +11,18 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+
+from syncflow.metrics import record as metrics
 
 Obj = dict[str, Any]
 
 MERGE_PATCH = "application/merge-patch+json"
 DEFAULT_TIMEOUT = (5.0, 30.0)
+UNAVAILABLE = frozenset({502, 503, 504})
+"""Answers that mean the API server behind a proxy or load balancer did not answer."""
 
 
 def resource_path(group: str, version: str, plural: str, namespace: str = "", name: str = "") -> str:
@@ -34,7 +39,8 @@ def resource_path(group: str, version: str, plural: str, namespace: str = "", na
 class JsonApi:
     """JSON requests against one API endpoint; errors raise the client's ``ApiException``.
 
-    ``before_request`` runs before every request, e.g. to take from a shared request budget.
+    ``before_request`` runs before every request, e.g. to take from a shared request budget. With an
+    ``endpoint`` name, each request's outcome is that endpoint's connection status (metrics).
     """
 
     def __init__(
@@ -42,10 +48,12 @@ class JsonApi:
         api: ApiClient,
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
         before_request: Callable[[], None] | None = None,
+        endpoint: str = "",
     ) -> None:
         self.api = api
         self.timeout = timeout
         self.before_request = before_request
+        self.endpoint = endpoint
 
     @property
     def host(self) -> str:
@@ -75,10 +83,15 @@ class JsonApi:
             body=body,
             auth_settings=["BearerToken"],
         )
-        response = self.api.call_api(
-            method, url, header_params=headers, body=payload, _request_timeout=self.timeout
-        )
-        response.read()  # type: ignore[no-untyped-call]
+        try:
+            response = self.api.call_api(
+                method, url, header_params=headers, body=payload, _request_timeout=self.timeout
+            )
+            response.read()  # type: ignore[no-untyped-call]
+        except (urllib3.exceptions.HTTPError, OSError):
+            metrics.connection(self.endpoint, False)
+            raise
+        metrics.connection(self.endpoint, response.status not in UNAVAILABLE)
         if response.status >= 400:
             raise ApiException(http_resp=response)
         return json.loads(response.data) if response.data else {}

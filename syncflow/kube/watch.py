@@ -30,6 +30,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.stream import INACTIVE, GuardedStream, open_stream
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,8 @@ class StalledError(Exception):
 
 
 class ResourceWatch:
-    """List and watch one collection (``list_path``) until stopped."""
+    """List and watch one collection (``list_path``) until stopped; each connection and failure is
+    reported as the connection status of ``endpoint`` (a mode's endpoint name; empty: not reported)."""
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class ResourceWatch:
         list_timeout: float = 60.0,
         backoff: Backoff | None = None,
         ignore_resource_versions: Callable[[ObjectRef, str], bool] | None = None,
+        endpoint: str = "",
     ) -> None:
         self.api = api
         self.list_path = list_path
@@ -106,6 +109,7 @@ class ResourceWatch:
         self.list_timeout = list_timeout
         self.backoff = backoff or Backoff()
         self.ignore_resource_versions = ignore_resource_versions
+        self.endpoint = endpoint
         self._rv = ""
         self._known: set[ObjectRef] = set()
         self._lock = threading.Lock()
@@ -121,6 +125,8 @@ class ResourceWatch:
         with self._lock:
             fields = {**self._status.__dict__, "resource_version": self._rv, **changes}
             self._status = WatchStatus(**fields)
+        if "healthy" in changes:
+            metrics.connection(self.endpoint, changes["healthy"])
 
     def run(self, stop: threading.Event) -> None:
         """List and watch until ``stop`` is set."""

@@ -13,6 +13,7 @@ from redis import Redis
 from syncflow.config import Settings
 from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import load_client
+from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync.echoes import OwnWrites
@@ -37,6 +38,11 @@ class ModeContext:
         """Takes one request from ``endpoint``'s budget shared by every worker (waits when empty)."""
         budget = self.budget
         return lambda: budget.take(endpoint) if budget is not None else None
+
+    def client(self, api: ApiClient, endpoint: str) -> JsonApi:
+        """JSON requests to ``endpoint`` through ``api``: within its budget, its outcomes its connection
+        status (metrics)."""
+        return JsonApi(api, before_request=self.budget_hook(endpoint), endpoint=endpoint)
 
     @cached_property
     def kcp(self) -> ApiClient:

@@ -18,7 +18,10 @@ def run_worker(
     hostname: str | None = None,
 ) -> None:
     """Run a prefork Celery worker consuming ``queues`` (blocks until shutdown)."""
+    from syncflow import worker_health
+
     bind(settings)
+    worker_health.observe(settings)
     argv = ["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}", "--pool=prefork", "-E"]
     argv += ["--queues", ",".join(queues)]
     if include:
@@ -30,5 +33,8 @@ def run_worker(
 
 def run_beat(settings: Settings, *, schedule: str, loglevel: str = "INFO") -> None:
     """Run Celery beat with syncflow's schedule (blocks until shutdown)."""
+    from syncflow.metrics import exposition
+
     bind(settings)
+    exposition.serve(settings, "beat")
     app.Beat(schedule=schedule, loglevel=loglevel, max_interval=5).run()

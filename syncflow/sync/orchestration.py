@@ -22,6 +22,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.sync import filters
 from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
@@ -67,6 +68,7 @@ class SyncManager:
                 state=entry.state if entry else "gone",
                 reason=entry.reason if entry else "",
             )
+        metrics.rules({name: entry.state == "ready" for name, entry in wanted.items()})
         sources = {
             name: tuple(self.endpoints.everywhere(rule.source.endpoint))
             for name, rule in ready.items()
@@ -82,10 +84,11 @@ class SyncManager:
         self._reconcile_related([rule for name, rule in ready.items() if name in self._running])
 
     def stop_all(self) -> None:
-        """Stop every watch."""
+        """Stop every watch (the term ended: another replica now reports the rules)."""
         self.watches.stop_all()
         self._running.clear()
         self._related.clear()
+        metrics.rules({})
 
     def _reconcile_related(self, rules: list[SyncRule]) -> None:
         """Run one watch per related resource, endpoint and shard that these rules use; stop the rest."""
@@ -172,6 +175,7 @@ class SyncManager:
                     self.bookmarks,
                     label_selector=rule.selector.labels,
                     ignore_resource_versions=self._own(rule.source.endpoint),
+                    endpoint=rule.source.endpoint,
                     **self.watch_options,
                 ),
             )
@@ -187,6 +191,7 @@ class SyncManager:
                 self.bookmarks,
                 label_selector=f"{AGENT_LABEL}={rule.agent}",
                 ignore_resource_versions=self._own(rule.target.endpoint),
+                endpoint=rule.target.endpoint,
                 **self.watch_options,
             ),
         )

@@ -99,6 +99,9 @@ class WatchProcess:
         )
         if health is not None:
             health.start()
+        from syncflow.metrics import exposition
+
+        metrics = exposition.serve(self.settings, "watch")
         log_event(
             logger,
             "watch.starting",
@@ -116,4 +119,6 @@ class WatchProcess:
             self._stop_term()
             if health is not None:
                 health.stop()
+            if metrics is not None:
+                metrics.stop()
             log_event(logger, "watch.stopped", identity=self.identity)

@@ -23,6 +23,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
 from syncflow.sync import desired as desired_mod
 from syncflow.sync import filters, placement, state, transforms
@@ -82,6 +83,12 @@ class Sync:
     def record(self, endpoint: str, obj: Obj) -> None:
         """Remember a write's resourceVersion so its watch echo is not enqueued again."""
         self.echoes.record(endpoint, ObjectRef.of(obj), _meta(obj).get("resourceVersion", ""))
+
+    def synced(self, direction: metrics.Direction) -> None:
+        """Count one write that synced an object; every write of an upsync rule (status ``carry``)
+        but a deletion counts as ``upsync``."""
+        upsync = self.rule.status == "carry" and direction != "delete"
+        metrics.wrote(self.rule.source.resource.group_resource, "upsync" if upsync else direction)
 
 
 def object_not_found(exc: ApiException) -> bool:
@@ -150,19 +157,23 @@ def _ensure_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> Obj:
     return _set_finalizers(s, key, obj, [*finalizers, s.rule.finalizer])
 
 
-def delete_exactly(api: JsonApi, path: str, obj: Obj) -> None:
-    """Delete this very object, never one that replaced it meanwhile (gone already is fine)."""
+def delete_exactly(api: JsonApi, path: str, obj: Obj) -> bool:
+    """Delete this very object, never one that replaced it meanwhile (gone already is fine); True if
+    this call deleted it."""
     try:
         api.delete(path, {"preconditions": {"uid": _meta(obj)["uid"]}})
     except ApiException as exc:
         if exc.status not in (404, 409):
             raise
+        return False
+    return True
 
 
 def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
     if _meta(copy).get("deletionTimestamp"):
         return
-    delete_exactly(s.target, s.target_path(copy), copy)
+    if delete_exactly(s.target, s.target_path(copy), copy):
+        s.synced("delete")
     log_event(logger, "sync.copy_deleted", key=str(key), target=s.target_path(copy))
 
 
@@ -310,6 +321,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
         _stamp(s, patch)
         copy = s.target.merge_patch(s.target_path(copy), patch)
         s.record(rule.target.endpoint, copy)
+        s.synced("spec")
         log_event(
             logger, "sync.updated", key=str(key), target=s.target_path(copy), fields=",".join(sorted(patch))
         )
@@ -386,6 +398,7 @@ def _create_or_adopt(
             raise
     else:
         s.record(rule.target.endpoint, created)
+        s.synced("spec")
         log_event(logger, "sync.created", key=str(key), target=s.target_path(created))
         return created, last
     existing = s.target.get(rule.target.resource.path(location.namespace, location.name))
@@ -479,6 +492,7 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
         return
     updated = source.replace(f"{s.source_path(key)}/status", {**obj, "status": copy["status"]})
     s.record(s.rule.source.endpoint, updated)
+    s.synced("status")
     log_event(logger, "sync.status_returned", key=str(key))
 
 
@@ -490,6 +504,7 @@ def _carry_status(s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:
         return
     updated = s.target.replace(f"{s.target_path(copy)}/status", {**copy, "status": obj["status"]})
     s.record(s.rule.target.endpoint, updated)
+    s.synced("status")
     log_event(logger, "sync.status_carried", key=str(key))
 
 

@@ -16,6 +16,7 @@ from redis import Redis
 
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.queue.errors import TransientError
 from syncflow.sync import resync as resync_mod
 from syncflow.sync.echoes import OwnWrites
@@ -71,13 +72,15 @@ class RuleWorker:
         """Sync one source object (spec, status, deletion)."""
         s = self._lookup(key)
         if s is not None:
-            sync_object(s, key)
+            with metrics.sync_run(s.rule.source.resource.group_resource):
+                sync_object(s, key)
 
     def status(self, key: ObjectKey) -> None:
         """Return a copy's status to its source object."""
         s = self._lookup(key)
         if s is not None:
-            return_status(s, key)
+            with metrics.sync_run(s.rule.source.resource.group_resource):
+                return_status(s, key)
 
     def related(self, key: ObjectKey) -> None:
         """Sync the related objects of one source object."""

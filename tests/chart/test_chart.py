@@ -26,8 +26,6 @@ RELEASE, NAMESPACE = "agent", "sync"
 FULLNAME = f"{RELEASE}-syncflow"
 REQUIRED = {"apiExportEndpointSliceName": "my-export", "kcpKubeconfig": "kcp-kubeconfig"}
 KUBE_VERSIONS = ("1.25.0", "1.32.0")
-# Settings the chart already passes that syncflow gains with issue 11 (ignored until then).
-PENDING_SETTINGS = {"metrics_address"}
 
 VALUES_SETS: dict[str, dict[str, Any]] = {
     "default": REQUIRED,
@@ -53,7 +51,13 @@ VALUES_SETS: dict[str, dict[str, Any]] = {
             },
         },
     },
-    "hpa": {**REQUIRED, "worker": {"autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 12}}},
+    "hpa": {
+        **REQUIRED,
+        "worker": {
+            "autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 12},
+            "probes": {"enabled": False},
+        },
+    },
     "full": {
         **REQUIRED,
         "agentName": "billing",
@@ -200,8 +204,12 @@ def test_worker_and_beat(rendered: dict[str, list[dict[str, Any]]]) -> None:
     worker = kinds[("Deployment", f"{FULLNAME}-worker")]
     assert worker["spec"]["replicas"] == 2
     assert worker["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 90
-    assert container(objects, "worker")["args"] == ["worker", "--concurrency=2"]
-    assert "livenessProbe" not in container(objects, "worker")  # until workers serve /healthz
+    worker_container = container(objects, "worker")
+    assert worker_container["args"] == ["worker", "--concurrency=2"]
+    assert worker_container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert worker_container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert worker_container["ports"] == [{"name": "health", "containerPort": 8080, "protocol": "TCP"}]
+    assert env(objects, "worker")["SYNCFLOW_HEALTH_ADDRESS"] == "0.0.0.0:8080"
     beat = kinds[("Deployment", f"{FULLNAME}-beat")]
     assert beat["spec"]["replicas"] == 1 and beat["spec"]["strategy"] == {"type": "Recreate"}
     assert beat["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
@@ -236,12 +244,11 @@ def test_every_syncflow_variable_is_a_setting(
     rendered: dict[str, list[dict[str, Any]]], values_set: str
 ) -> None:
     fields = set(Settings.model_fields) | {"config"}  # SYNCFLOW_CONFIG names the YAML file
-    assert not PENDING_SETTINGS & fields, "drop it from PENDING_SETTINGS: the setting exists now"
     for name, c in containers(rendered[values_set]):
         for variable in c.get("env", []):
             if variable["name"].startswith("SYNCFLOW_"):
                 setting = variable["name"].removeprefix("SYNCFLOW_").lower()
-                assert setting in fields | PENDING_SETTINGS, (name, variable["name"])
+                assert setting in fields, (name, variable["name"])
 
 
 def test_rbac_has_exactly_the_verbs_syncflow_uses(rendered: dict[str, list[dict[str, Any]]]) -> None:
@@ -317,6 +324,9 @@ def test_hpa_owns_the_worker_replicas(rendered: dict[str, list[dict[str, Any]]])
         "name": f"{FULLNAME}-worker",
     }
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 12)
+    worker = container(rendered["hpa"], "worker")  # probes switched off
+    assert "livenessProbe" not in worker and "ports" not in worker
+    assert "SYNCFLOW_HEALTH_ADDRESS" not in env(rendered["hpa"], "worker")
     assert ("PodDisruptionBudget", f"{FULLNAME}-worker") in kinds
 
 
@@ -327,6 +337,9 @@ def test_metrics_service_monitor_settings_and_kubeconfig(rendered: dict[str, lis
     service = kinds[("Service", f"{FULLNAME}-metrics")]
     assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     assert monitor["spec"]["endpoints"] == [{"port": "metrics", "interval": "30s"}]
+    assert {"name": "health", "containerPort": 8080, "protocol": "TCP"} in container(objects, "worker")[
+        "ports"
+    ]
     for component in ("watch", "worker", "beat"):
         assert {"name": "metrics", "containerPort": 9090, "protocol": "TCP"} in container(objects, component)[
             "ports"
@@ -360,6 +373,11 @@ def test_dashboard_queries_the_agreed_metric_names() -> None:
     ):
         assert metric in expressions, metric
     assert 'state="parked"' in expressions
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            if "syncflow_queue_keys" in target["expr"] or "syncflow_queue_messages" in target["expr"]:
+                # every process of an agent reports the same Redis figures: never add them up
+                assert "max by (agent, queue" in target["expr"], target["expr"]
 
 
 def test_chart_crds_are_the_codes_crds() -> None:

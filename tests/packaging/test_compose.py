@@ -77,7 +77,8 @@ def test_workers_scale_and_kubeconfigs_are_read_only(compose: dict[str, Any]) ->
     for name in ("watch", "worker"):
         assert mount in services[name]["volumes"]
     assert services["beat"]["volumes"] == ["beat-state:/var/lib/syncflow"]
-    assert services["watch"]["environment"]["SYNCFLOW_HEALTH_ADDRESS"] == "0.0.0.0:8080"
+    for name in ("watch", "worker"):  # the image's HEALTHCHECK asks there
+        assert services[name]["environment"]["SYNCFLOW_HEALTH_ADDRESS"] == "0.0.0.0:8080"
 
 
 def test_demo_is_a_profile_on_the_stacks_redis(compose: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,10 @@ def free_port() -> int:
 class Agent(SyncflowProcesses):
     """One syncflow deployment (its processes) against the environment's clusters."""
 
-    def watcher(self, name: str) -> int:
+    def watcher(self, name: str, *extra: str) -> int:
         """Start a ``syncflow watch`` replica; returns its health port."""
         port = free_port()
-        self.start(name, "watch", "--health-address", f"127.0.0.1:{port}")
+        self.start(name, "watch", "--health-address", f"127.0.0.1:{port}", *extra)
         return port
 
 
@@ -63,6 +63,8 @@ class PublishEnv:
     agent_name: str
     redis: Redis
     proxy: TcpProxy | None = None
+    metrics_ports: dict[str, int] = field(default_factory=dict)
+    """With ``metrics``: the /metrics port of each process (watch-a, worker, beat)."""
 
     def workspace(self, path: str) -> JsonApi:
         return JsonApi(for_cluster(self.kcp_root.api, path))
@@ -199,10 +201,15 @@ def _ws(api: JsonApi, name: str) -> None:
 
 @contextlib.contextmanager
 def publish_environment(
-    work: Path, *, kcp_through_proxy: bool = False, settings: dict[str, str] | None = None
+    work: Path,
+    *,
+    kcp_through_proxy: bool = False,
+    settings: dict[str, str] | None = None,
+    metrics: bool = False,
 ) -> Iterator[PublishEnv]:
     """Everything of a publish-mode deployment; with ``kcp_through_proxy`` syncflow reaches kcp
-    (and its virtual workspace) only through a TCP proxy the test can block."""
+    (and its virtual workspace) only through a TCP proxy the test can block; with ``metrics`` every
+    process serves /metrics."""
     (work / "service").mkdir()
     (work / "kcp").mkdir()
     proxy: TcpProxy | None = None
@@ -217,7 +224,7 @@ def publish_environment(
     redis = Redis.from_url(REDIS_URL)
     agent_name = f"pub{uuid.uuid4().hex[:8]}"
     try:
-        env = _prepare(service_dc, kcp_dc, work, agent_name, redis, proxy, settings or {})
+        env = _prepare(service_dc, kcp_dc, work, agent_name, redis, proxy, settings or {}, metrics)
         agent = env.agent
         yield env
     finally:
@@ -248,6 +255,7 @@ def _prepare(
     redis: Redis,
     proxy: TcpProxy | None,
     settings: dict[str, str],
+    metrics: bool,
 ) -> PublishEnv:
     kcp_root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
     kcp_base = kcp_dc.url
@@ -312,12 +320,25 @@ def _prepare(
         **settings,
     }
     agent = Agent(env, work)
+    ports = {name: free_port() for name in ("worker", "beat", "watch-a")} if metrics else {}
+
+    def flags(name: str) -> list[str]:
+        return ["--metrics-address", f"127.0.0.1:{ports[name]}"] if metrics else []
+
     agent.start(
-        "worker", "worker", "-c", "2", "-n", f"worker-{agent_name}@%h", "-I", "syncflow.modes.publish.tasks"
+        "worker",
+        "worker",
+        "-c",
+        "2",
+        "-n",
+        f"worker-{agent_name}@%h",
+        "-I",
+        "syncflow.modes.publish.tasks",
+        *flags("worker"),
     )
-    agent.start("beat", "beat", "-s", str(work / "beat-schedule"))
-    agent.watcher("watch-a")
-    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis, proxy)
+    agent.start("beat", "beat", "-s", str(work / "beat-schedule"), *flags("beat"))
+    agent.watcher("watch-a", *flags("watch-a"))
+    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis, proxy, ports)
 
 
 def readyz(port: int) -> tuple[int, dict[str, Any]]:

@@ -58,8 +58,8 @@ class EdgeContext(ModeContext):
     def endpoints(self) -> EdgeEndpoints:
         """The engine's view of the two sides."""
         return EdgeEndpoints(
-            JsonApi(for_cluster(self.kcp, self.mailbox.cluster), before_request=self.budget_hook(KCP)),
-            JsonApi(load_client(self.settings.kubeconfig), before_request=self.budget_hook(PCLUSTER)),
+            self.client(for_cluster(self.kcp, self.mailbox.cluster), KCP),
+            self.client(load_client(self.settings.kubeconfig), PCLUSTER),
         )
 
 

@@ -36,7 +36,7 @@ class PublishEndpoints:
         return self.endpoint.urls
 
     def _vw(self, url: str) -> JsonApi:
-        return JsonApi(for_url(self.kcp, url), before_request=self.kcp_budget)
+        return JsonApi(for_url(self.kcp, url), before_request=self.kcp_budget, endpoint=KCP)
 
     def api(self, endpoint: str, cluster: str) -> JsonApi:
         """The virtual workspace of one logical cluster, or the service cluster."""

@@ -8,11 +8,11 @@ from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.kube.clients import load_client
+from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.publish.clients import PublishEndpoints
-from syncflow.modes.publish.endpoint import ExportEndpoint, export_client, resolve
+from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
 from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules, RuleSettings, release_rule
 from syncflow.modes.publish.watcher import PublishWatcher
@@ -47,10 +47,9 @@ class PublishContext(ModeContext):
     @cached_property
     def target(self) -> PublishTarget:
         """What the control-plane reconcilers talk to."""
-        export_workspace = export_client(self.kcp, self.endpoint.export_path)
-        export_workspace.before_request = self.budget_hook(KCP)
+        export_workspace = self.client(for_cluster(self.kcp, self.endpoint.export_path), KCP)
         return PublishTarget(
-            service=JsonApi(load_client(self.settings.kubeconfig), before_request=self.budget_hook(SERVICE)),
+            service=self.client(load_client(self.settings.kubeconfig), SERVICE),
             export_workspace=export_workspace,
             export_name=self.endpoint.export_name,
             agent_name=self.settings.agent_name,

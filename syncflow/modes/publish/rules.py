@@ -18,6 +18,7 @@ from syncflow.api.publishedresource import Filter, MutationSpec, PublishedResour
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.metrics import record as metrics
 from syncflow.modes.publish import source
 from syncflow.modes.publish.endpoint import ExportEndpoint
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
@@ -151,6 +152,7 @@ class PublishRules:
             wanted[meta["name"]] = cached[1]
         for name in set(self._cache) - set(wanted):
             del self._cache[name]
+        metrics.published_resources(len(wanted))
         return wanted
 
     def _entry(self, published: PublishedResource, obj: Obj) -> RuleEntry:

@@ -20,11 +20,12 @@ from syncflow.kube.clients import for_cluster
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.modes.publish import keys, source
 from syncflow.modes.publish.clients import PublishEndpoints
 from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES
-from syncflow.modes.publish.rules import PublishRules
+from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules
 from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.watcher import TermWatcher
 from syncflow.sync.watches import Enqueue, KeyHandler
@@ -83,6 +84,13 @@ class PublishWatcher(TermWatcher):
                 stop.wait(self.interval)
         return False
 
+    def run(self, stop: threading.Event) -> None:
+        """The term; when it ends, another replica manages the PublishedResources."""
+        try:
+            super().run(stop)
+        finally:
+            metrics.published_resources(0)
+
     def _watch(
         self, api: ApiClient, path: str, name: str, handler: KeyHandler, **options: Any
     ) -> ResourceWatch:
@@ -116,14 +124,18 @@ class PublishWatcher(TermWatcher):
                 "service:publishedresources",
                 KeyHandler(self.enqueue, published),
                 label_selector=self.rules.selector,
+                endpoint=SERVICE,
             ),
-            "crds": self._watch(self.service, source.CRD_PATH, "service:crds", KeyHandler(self.enqueue, crd)),
+            "crds": self._watch(
+                self.service, source.CRD_PATH, "service:crds", KeyHandler(self.enqueue, crd), endpoint=SERVICE
+            ),
             "apiexport": self._watch(
                 for_cluster(self.kcp, endpoint.export_path),
                 "/apis/apis.kcp.io/v1alpha1/apiexports",
                 f"kcp:apiexport:{endpoint.export_name}",
                 KeyHandler(self.enqueue, lambda type, obj, ref: [export]),
                 field_selector=f"metadata.name={endpoint.export_name}",
+                endpoint=KCP,
             ),
         }
 

@@ -85,10 +85,8 @@ class WorkloadContext(ModeContext):
     def endpoints(self) -> WorkloadEndpoints:
         """The engine's view of the two sides."""
         return WorkloadEndpoints(
-            JsonApi(
-                for_cluster(self.kcp, self.workspace.cluster), before_request=self.budget_hook(target.KCP)
-            ),
-            JsonApi(load_client(self.settings.kubeconfig), before_request=self.budget_hook(target.CLUSTER)),
+            self.client(for_cluster(self.kcp, self.workspace.cluster), target.KCP),
+            self.client(load_client(self.settings.kubeconfig), target.CLUSTER),
         )
 
     @cached_property

@@ -22,6 +22,7 @@ from syncflow.api.conditions import is_true, now, set_condition
 from syncflow.api.synctarget import SyncTarget
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.modes.workload import discovery, target
 from syncflow.modes.workload.rules import Workspace
 from syncflow.queue.errors import RequeueAfter, describe
@@ -93,6 +94,7 @@ class StatusWriter:
         if self.redis.get(guard) in (bucket, bucket.encode()):
             return False
         unreachable = self.probe()
+        metrics.connection(target.CLUSTER, unreachable is None)
         try:
             current = self.kcp.get(self.path)
             status = current.get("status") or {}
@@ -136,7 +138,9 @@ class StatusWriter:
                 },
             )
         except (ApiException, OSError) as exc:
+            metrics.heartbeat("failed")
             self._retry_later(period, exc)
+        metrics.heartbeat("ok" if unreachable is None else "unreachable")
         self.redis.set(guard, bucket, ex=max(1, int(period * 3)))
         self.redis.delete(guard + ":failures")
         log_event(

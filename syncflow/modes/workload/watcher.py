@@ -62,6 +62,7 @@ class WorkloadWatcher(TermWatcher):
                 KeyHandler(self.enqueue, self._sync_target_changed),
                 self.bookmarks,
                 field_selector=f"metadata.name={name}",
+                endpoint=target.KCP,
             ),
             "crds": ResourceWatch(
                 self.workspace_api,
@@ -69,5 +70,6 @@ class WorkloadWatcher(TermWatcher):
                 "kcp:crds",
                 KeyHandler(self.enqueue, self._crd_changed),
                 self.bookmarks,
+                endpoint=target.KCP,
             ),
         }

@@ -1,0 +1,62 @@
+"""The metrics syncflow records. Names follow kcp's TMC syncer (``syncer_*``), api-syncagent
+(``sync_agent_*``) and syncflow's own (``syncflow_*``); labels are bounded: a resource is a rule's
+group-resource, never an object's name.
+
+Importing this module creates the metrics: import it only after ``multiprocess.prepare`` (workers),
+which ``record`` does by importing it on first use.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Seconds; the last bucket is the default task time limit."""
+
+RESOURCES_SYNCED = Counter(
+    "syncer_resources_synced",
+    "Writes the engine made to sync objects, by the rule's group-resource and direction "
+    "(spec: copy created or updated, status: status returned or carried, delete: copy deleted).",
+    ["resource", "direction"],
+)
+SYNC_DURATION = Histogram(
+    "syncer_sync_duration_seconds",
+    "Duration of keyed sync and status task bodies, by the rule's group-resource.",
+    ["resource"],
+    buckets=DURATION_BUCKETS,
+)
+SYNC_ERRORS = Counter(
+    "syncer_sync_errors",
+    "Failed sync and status task bodies, by the rule's group-resource and kind "
+    "(transient: retried with backoff, permanent: parked, error: unclassified).",
+    ["resource", "kind"],
+)
+HEARTBEATS = Counter(
+    "syncer_heartbeat",
+    "Workload mode heartbeats to the SyncTarget (ok, unreachable: sent while the physical cluster "
+    "does not answer, failed: not written to kcp).",
+    ["result"],
+)
+CONNECTION_STATUS = Gauge(
+    "syncer_connection_status",
+    "1 when the last request or watch connection to the endpoint got an answer, else 0.",
+    ["endpoint"],
+    multiprocess_mode="livemostrecent",
+)
+TASKS = Counter(
+    "syncflow_queue_tasks",
+    "Celery task runs by task name and outcome (keyed tasks: ok, after, transient, error, permanent, "
+    "busy, stale, invalid-key; other tasks: ok, error).",
+    ["task", "outcome"],
+)
+RULE_READY = Gauge(
+    "syncflow_sync_rule_ready",
+    "Per sync rule of the leading watcher (publish mode: per PublishedResource): 1 ready, 0 pending.",
+    ["rule"],
+    multiprocess_mode="livemostrecent",
+)
+PUBLISHED_RESOURCES = Gauge(
+    "sync_agent_published_resource",
+    "Number of PublishedResources currently managed by this syncagent instance (api-syncagent's gauge).",
+    multiprocess_mode="livemostrecent",
+)

@@ -1,0 +1,84 @@
+"""What the engine, the modes and the processes call to record a metric (a few microseconds each)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Literal
+
+Direction = Literal["spec", "status", "delete", "upsync"]
+HeartbeatResult = Literal["ok", "unreachable", "failed"]
+ERROR_KINDS = {"transient": "transient", "permanent": "permanent"}
+"""Queue outcomes that are their own error kind; every other failure is ``error``."""
+
+
+def wrote(resource: str, direction: Direction) -> None:
+    """The engine wrote one object (or its status) of ``resource`` in ``direction``."""
+    from syncflow.metrics import instruments
+
+    instruments.RESOURCES_SYNCED.labels(resource, direction).inc()
+
+
+@contextmanager
+def sync_run(resource: str) -> Iterator[None]:
+    """Time a sync or status task body of ``resource``; count its failure by kind."""
+    from syncflow.metrics import instruments
+    from syncflow.queue.errors import classify
+
+    started = time.perf_counter()
+    try:
+        yield
+    except Exception as exc:
+        outcome = classify(exc).value
+        if outcome != "after":  # waiting (e.g. for a deletion) is not a failure
+            instruments.SYNC_ERRORS.labels(resource, ERROR_KINDS.get(outcome, "error")).inc()
+        raise
+    finally:
+        instruments.SYNC_DURATION.labels(resource).observe(time.perf_counter() - started)
+
+
+def heartbeat(result: HeartbeatResult) -> None:
+    """One workload-mode heartbeat and how it went."""
+    from syncflow.metrics import instruments
+
+    instruments.HEARTBEATS.labels(result).inc()
+
+
+def connection(endpoint: str, up: bool) -> None:
+    """The last request or watch connection to ``endpoint`` got an answer (or did not)."""
+    if not endpoint:
+        return
+    from syncflow.metrics import instruments
+
+    instruments.CONNECTION_STATUS.labels(endpoint).set(1 if up else 0)
+
+
+def task_outcome(task: str, outcome: str) -> None:
+    """A Celery task ran and ended with ``outcome``."""
+    from syncflow.metrics import instruments
+
+    instruments.TASKS.labels(task, outcome).inc()
+
+
+_rule_names: set[str] = set()
+
+
+def rules(ready: Mapping[str, bool]) -> None:
+    """The leading watcher's rules now, by name (ready or not); rules no longer there are dropped."""
+    from syncflow.metrics import instruments
+
+    gauge = instruments.RULE_READY
+    for name in _rule_names - set(ready):
+        gauge.remove(name)
+    for name, is_ready in ready.items():
+        gauge.labels(name).set(1 if is_ready else 0)
+    _rule_names.clear()
+    _rule_names.update(ready)
+
+
+def published_resources(count: int) -> None:
+    """How many PublishedResources this agent manages now (api-syncagent's gauge)."""
+    from syncflow.metrics import instruments
+
+    instruments.PUBLISHED_RESOURCES.set(count)
