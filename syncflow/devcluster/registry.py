@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
+from syncflow.devcluster.resources import ResourceType
 
 
 class Registry:
     """Resource types per logical cluster; built-in types are served in every cluster."""
 
-    def __init__(self, extra_builtins: tuple[ResourceType, ...] = ()) -> None:
-        self._builtins = (*BUILTIN_TYPES, *extra_builtins)
+    def __init__(self, builtins: tuple[ResourceType, ...]) -> None:
+        self._builtins = builtins
         self._builtin_by_resource = {(t.group, t.plural): t for t in self._builtins}
         self._custom: dict[str, dict[tuple[str, str], ResourceType]] = {}
 

@@ -16,7 +16,7 @@ from syncflow.devcluster.crud import Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
 from syncflow.devcluster.registry import Registry
-from syncflow.devcluster.resources import ResourceType
+from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
 from syncflow.devcluster.store import Obj, Store
 from syncflow.devcluster.views import View
 from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
@@ -56,11 +56,11 @@ class DevCluster:
     """One API server: storage, resource types, object semantics and the aiohttp application."""
 
     def __init__(
-        self, config: ServerConfig | None = None, extra_types: tuple[ResourceType, ...] = ()
+        self, config: ServerConfig | None = None, builtin_types: tuple[ResourceType, ...] | None = None
     ) -> None:
         self.config = config or ServerConfig()
         self.store = Store(history=self.config.watch_history)
-        self.registry = Registry(extra_types)
+        self.registry = Registry(BUILTIN_TYPES if builtin_types is None else builtin_types)
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
         self.request_counts: Counter[str] = Counter()

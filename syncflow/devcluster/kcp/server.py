@@ -10,7 +10,7 @@ from syncflow.devcluster.kcp import authz
 from syncflow.devcluster.kcp.apis import APIs
 from syncflow.devcluster.kcp.hashes import CLUSTER_ANNOTATION
 from syncflow.devcluster.kcp.tenancy import Tenancy
-from syncflow.devcluster.kcp.types import KCP_TYPES
+from syncflow.devcluster.kcp.types import KCP_TYPES, workspace_builtin_types
 from syncflow.devcluster.kcp.views import ExportView, WorkspaceView
 from syncflow.devcluster.server import REQUEST_COUNTS_PATH, DevCluster, ServerConfig
 from syncflow.devcluster.store import Obj
@@ -32,7 +32,7 @@ class KcpDevCluster(DevCluster):
     """A devcluster that serves the subset of kcp sync agents rely on."""
 
     def __init__(self, config: ServerConfig | None = None) -> None:
-        super().__init__(config, KCP_TYPES)
+        super().__init__(config, (*workspace_builtin_types(), *KCP_TYPES))
 
     def bootstrap(self) -> None:
         """The root workspace, and the kcp controllers hooked into every write."""

@@ -1,4 +1,5 @@
-"""kcp's own resource types, and the v1alpha1 ⇄ v1alpha2 views of APIExport and APIBinding.
+"""kcp's own resource types, the Kubernetes types a workspace serves, and the v1alpha1 ⇄ v1alpha2
+views of APIExport and APIBinding.
 
 Objects are stored in the v1alpha1 shape (the one api-syncagent uses); v1alpha2 requests are
 converted on the way in and out. Claim verbs other than ``*`` survive a v1alpha1 round trip in an
@@ -11,7 +12,7 @@ import json
 from typing import Any
 
 from syncflow.devcluster.crud import deep_copy
-from syncflow.devcluster.resources import ResourceType, crd_resource_type
+from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType, crd_resource_type
 
 Obj = dict[str, Any]
 
@@ -174,6 +175,44 @@ KCP_TYPES: tuple[ResourceType, ...] = (
         APIS, "APIBinding", "apibindings", versions=("v1alpha1", "v1alpha2"), converter=APIBindingConverter()
     ),
 )
+
+
+# The Kubernetes types a kcp workspace serves on its own, as kcp v0.11 lists its built-in APIs
+# (docs/content/en/concepts/apis-in-kcp.md; pkg/virtual/apiexport/schemas/builtin/builtin.go):
+# no workloads (Pods, Deployments, ...), no Services, no Nodes, no storage. Those come from an
+# APIExport such as root:compute's "kubernetes". Types listed here are served as far as devcluster
+# implements them.
+WORKSPACE_BUILTINS = frozenset(
+    {
+        ("", "namespaces"),
+        ("", "configmaps"),
+        ("", "secrets"),
+        ("", "events"),
+        ("", "limitranges"),
+        ("", "resourcequotas"),
+        ("", "serviceaccounts"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authorization.k8s.io", "localsubjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectrulesreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+        ("certificates.k8s.io", "certificatesigningrequests"),
+        ("coordination.k8s.io", "leases"),
+        ("events.k8s.io", "events"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "roles"),
+    }
+)
+
+
+def workspace_builtin_types() -> tuple[ResourceType, ...]:
+    """The built-in types that a kcp workspace serves."""
+    return tuple(t for t in BUILTIN_TYPES if (t.group, t.plural) in WORKSPACE_BUILTINS)
 
 
 def schema_resource_type(schema: Obj) -> ResourceType:
