@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from syncflow.api import crdgen, synctarget
 from syncflow.devcluster.crud import deep_copy
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType, crd_resource_type
 
@@ -174,6 +175,9 @@ KCP_TYPES: tuple[ResourceType, ...] = (
     _kcp_type(
         APIS, "APIBinding", "apibindings", versions=("v1alpha1", "v1alpha2"), converter=APIBindingConverter()
     ),
+    # kcp v0.11 served SyncTargets in every workspace (bound from root's workload.kcp.io export);
+    # the schema is syncflow's own model of the type.
+    crd_resource_type(crdgen.crd(synctarget.API_TYPE)),
 )
 
 
