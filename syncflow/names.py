@@ -102,6 +102,13 @@ def dns1035_label(value: str) -> list[str]:
     return errs
 
 
+def path_segment_name(value: str) -> list[str]:
+    """A name that can be one URL path segment (RBAC object names, e.g. ``system:controller:x``)."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
 def _qualified_name_syntax() -> str:
     return regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
 

@@ -14,6 +14,7 @@ from syncflow.devcluster.resources import ResourceType
 Obj = dict[str, Any]
 
 CRD_GROUP = "apiextensions.k8s.io"
+RBAC_GROUP = "rbac.authorization.k8s.io"
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 
@@ -40,6 +41,8 @@ def name_errors(rtype: ResourceType, name: str) -> list[str]:
         return names.dns1123_label(name)
     if (rtype.group, rtype.plural) == ("", "services"):
         return names.dns1035_label(name)
+    if rtype.group == RBAC_GROUP:
+        return names.path_segment_name(name)
     return names.dns1123_subdomain(name)
 
 

@@ -34,6 +34,24 @@ def test_subdomain_too_long() -> None:
     assert names.dns1123_subdomain("a" * 254) == ["must be no more than 253 characters"]
 
 
+@pytest.mark.parametrize("value", ["system:controller:x", "compute:apiexport:kubernetes:bind", "A_b", "a..b"])
+def test_valid_path_segment_names(value: str) -> None:
+    assert names.path_segment_name(value) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "problems"),
+    [
+        (".", ["may not be '.'"]),
+        ("..", ["may not be '..'"]),
+        ("a/b", ["may not contain '/'"]),
+        ("a/%b", ["may not contain '/'", "may not contain '%'"]),
+    ],
+)
+def test_invalid_path_segment_names(value: str, problems: list[str]) -> None:
+    assert names.path_segment_name(value) == problems
+
+
 def test_label_rejects_dots_with_its_own_message() -> None:
     assert names.dns1123_label("a.b") == ["must not contain dots"]
     assert names.dns1123_label("A") == [LABEL_MSG]
