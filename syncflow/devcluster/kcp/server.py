@@ -6,7 +6,7 @@ from aiohttp import web
 
 from syncflow.devcluster import errors
 from syncflow.devcluster.crud import Target
-from syncflow.devcluster.kcp import authz
+from syncflow.devcluster.kcp import authz, compute
 from syncflow.devcluster.kcp.apis import APIs
 from syncflow.devcluster.kcp.hashes import CLUSTER_ANNOTATION
 from syncflow.devcluster.kcp.tenancy import Tenancy
@@ -35,11 +35,12 @@ class KcpDevCluster(DevCluster):
         super().__init__(config, (*workspace_builtin_types(), *KCP_TYPES))
 
     def bootstrap(self) -> None:
-        """The root workspace, and the kcp controllers hooked into every write."""
+        """The root and root:compute workspaces, and the kcp controllers hooked into every write."""
         self.objects.admission.append(_drop_cluster_annotation)
         self.tenancy = Tenancy(self.objects, self.lifecycle, self.registry, lambda: self.config.external_url)
         self.apis = APIs(self.objects, self.registry, self.tenancy, lambda: self.config.external_url)
         self.tenancy.bootstrap()
+        compute.bootstrap(self.objects, self.registry, self.tenancy)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         segments = [s for s in request.path.split("/") if s]
