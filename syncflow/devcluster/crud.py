@@ -240,9 +240,9 @@ class Objects:
             elif content_type == JSON_PATCH:
                 patched = patch.json_patch(base, document)
             elif content_type == STRATEGIC_PATCH:
-                patch_schema = (
-                    None if t.rtype.custom else patch.builtin_patch_schema(t.rtype.group, t.rtype.kind)
-                )
+                # Known by (group, kind): kcp takes strategic merge for Kubernetes kinds also when a
+                # CRD or a bound APIResourceSchema serves them (e.g. root:compute's Deployments).
+                patch_schema = patch.builtin_patch_schema(t.rtype.group, t.rtype.kind)
                 if patch_schema is None:
                     raise errors.unsupported_media_type(
                         f"the body of the request was in an unknown format - accepted media types include: "

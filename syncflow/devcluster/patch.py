@@ -162,6 +162,7 @@ _BUILTIN: dict[tuple[str, str], PatchSchema] = {
     ),
 }
 _PLAIN_KINDS = [
+    ("networking.k8s.io", "Ingress"),
     ("", "ConfigMap"),
     ("", "Secret"),
     ("", "Event"),
