@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from syncflow.devcluster import errors, kinds
 from syncflow.devcluster.crud import Objects, Target, deep_copy, now_rfc3339
 from syncflow.devcluster.errors import FieldError
+from syncflow.devcluster.kcp.conditions import keep_transition_times
 from syncflow.devcluster.kcp.hashes import (
     CLAIM_LABEL_PREFIX,
     EXPORT_LABEL,
@@ -59,19 +60,6 @@ def _condition(kind: str, ok: bool, reason: str = "", message: str = "") -> Obj:
     if not ok:
         condition.update({"severity": "Error", "reason": reason, "message": message})
     return condition
-
-
-def _same_conditions(old: list[Obj], new: list[Obj]) -> list[Obj]:
-    """``new`` conditions, keeping the transition time of those whose status did not change."""
-    before = {c["type"]: c for c in old}
-    kept = []
-    for condition in new:
-        previous = before.get(condition["type"])
-        if previous is not None and previous.get("status") == condition["status"]:
-            kept.append({**condition, "lastTransitionTime": previous.get("lastTransitionTime")})
-        else:
-            kept.append(condition)
-    return kept
 
 
 def accepted_claims(binding: Obj) -> Iterator[Obj]:
@@ -283,7 +271,7 @@ class APIs:
             return
         key = self._identity_key(t.cluster, spec["identity"]["secretRef"])
         status = {**(export.get("status") or {}), "identityHash": identity_hash(key)}
-        status["conditions"] = _same_conditions(
+        status["conditions"] = keep_transition_times(
             (export.get("status") or {}).get("conditions") or [],
             [_condition("IdentityValid", True), _condition("VirtualWorkspaceURLsReady", True)],
         )
@@ -347,7 +335,7 @@ class APIs:
         )
         url = f"{self.base_url()}/services/apiexport/{export_cluster}/{export_name}"
         status: Obj = {"endpoints": [{"url": url}] if bound else []}
-        status["conditions"] = _same_conditions(
+        status["conditions"] = keep_transition_times(
             (endpoint_slice.get("status") or {}).get("conditions") or [], [_condition("APIExportValid", True)]
         )
         if status != endpoint_slice.get("status"):
@@ -396,7 +384,7 @@ class APIs:
                     _condition("Ready", ok or was_bound, "NamingConflicts", message),
                 ],
             )
-        status["conditions"] = _same_conditions(
+        status["conditions"] = keep_transition_times(
             (binding.get("status") or {}).get("conditions") or [], status["conditions"]
         )
         t = self.target(cluster, "apibindings")
