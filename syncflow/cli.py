@@ -70,6 +70,13 @@ def _require_extra(extra: str, command: str) -> None:
     "--kcp", is_flag=True, help="Serve kcp: workspaces, APIExports, APIBindings, virtual workspaces."
 )
 @click.option(
+    "--sync-target-heartbeat-threshold",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="kcp: seconds without a SyncTarget heartbeat before HeartbeatReady and Ready turn False.",
+)
+@click.option(
     "--external-url", default=None, help="URL to advertise in kcp objects (default: the bound one)."
 )
 @click.option(
@@ -93,6 +100,7 @@ def devcluster(
     tokens: tuple[str, ...],
     tls: bool | None,
     kcp: bool,
+    sync_target_heartbeat_threshold: float,
     external_url: str | None,
     bookmark_interval: float,
     watch_history: int,
@@ -115,6 +123,7 @@ def devcluster(
             tokens=identities,
             tls=tls,
             kcp=kcp,
+            sync_target_heartbeat_threshold=sync_target_heartbeat_threshold,
             external_url=external_url,
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,

@@ -12,6 +12,7 @@ from pathlib import Path
 from aiohttp import web
 
 from syncflow.devcluster.kcp.authz import ADMIN
+from syncflow.devcluster.kcp.heartbeat import DEFAULT_THRESHOLD
 from syncflow.devcluster.kcp.server import KcpDevCluster
 from syncflow.devcluster.kubeconfig import kubeconfig, write_kubeconfig
 from syncflow.devcluster.server import DevCluster, ServerConfig
@@ -47,6 +48,7 @@ class RunOptions:
     tokens: dict[str, str] = field(default_factory=dict)  # identity -> bearer token
     tls: bool | None = None  # None: TLS exactly when a token is required
     kcp: bool = False
+    sync_target_heartbeat_threshold: float = DEFAULT_THRESHOLD  # kcp: seconds until HeartbeatReady=False
     external_url: str | None = None  # the URL to advertise (e.g. behind a proxy); default: the bound one
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
@@ -75,7 +77,9 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
         server_address=f"{options.host}:{port}",
         external_url=(options.external_url or url).rstrip("/"),
     )
-    cluster = KcpDevCluster(config) if options.kcp else DevCluster(config)
+    cluster = (
+        KcpDevCluster(config, options.sync_target_heartbeat_threshold) if options.kcp else DevCluster(config)
+    )
     runner = web.AppRunner(cluster.app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.SockSite(runner, sock, ssl_context=certificate.ssl_context() if certificate else None)

@@ -9,6 +9,7 @@ from syncflow.devcluster.crud import Target
 from syncflow.devcluster.kcp import authz, compute
 from syncflow.devcluster.kcp.apis import APIs
 from syncflow.devcluster.kcp.hashes import CLUSTER_ANNOTATION
+from syncflow.devcluster.kcp.heartbeat import DEFAULT_THRESHOLD, HeartbeatMonitor
 from syncflow.devcluster.kcp.tenancy import Tenancy
 from syncflow.devcluster.kcp.types import KCP_TYPES, workspace_builtin_types
 from syncflow.devcluster.kcp.views import ExportView, WorkspaceView
@@ -31,7 +32,10 @@ def _drop_cluster_annotation(t: Target, new: Obj, old: Obj | None) -> None:
 class KcpDevCluster(DevCluster):
     """A devcluster that serves the subset of kcp sync agents rely on."""
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
+    def __init__(
+        self, config: ServerConfig | None = None, heartbeat_threshold: float = DEFAULT_THRESHOLD
+    ) -> None:
+        self.heartbeat_threshold = heartbeat_threshold
         super().__init__(config, (*workspace_builtin_types(), *KCP_TYPES))
 
     def bootstrap(self) -> None:
@@ -41,6 +45,7 @@ class KcpDevCluster(DevCluster):
         self.apis = APIs(self.objects, self.registry, self.tenancy, lambda: self.config.external_url)
         self.tenancy.bootstrap()
         compute.bootstrap(self.objects, self.registry, self.tenancy)
+        self.heartbeats = HeartbeatMonitor(self.objects, self.heartbeat_threshold)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         segments = [s for s in request.path.split("/") if s]
