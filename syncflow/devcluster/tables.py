@@ -19,10 +19,15 @@ def wants_table(accept: str) -> bool:
 
 
 def human_age(timestamp: str | None, now: datetime | None = None) -> str:
-    """Age as kubectl prints it: ``45s``, ``3m12s``, ``5h``, ``2d``."""
+    """Age as kubectl prints it: ``45s``, ``3m12s``, ``5h``, ``2d``; ``<invalid>`` for a non-RFC 3339 time."""
     if not timestamp:
         return "<unknown>"
-    created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    try:  # RFC 3339, with or without fractional seconds (status timestamps often have them)
+        created = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return "<invalid>"
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
     seconds = max(0, int(((now or datetime.now(UTC)) - created).total_seconds()))
     if seconds < 120:
         return f"{seconds}s"
