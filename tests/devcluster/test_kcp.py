@@ -15,6 +15,9 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluster
+from tests.support.kcp import create_in as _create
+from tests.support.kcp import in_workspace as _in
+from tests.support.kcp import workspace_manifest as _workspace
 
 ADMIN_TOKEN = "admin-token"
 AGENT_TOKEN = "agent-token"
@@ -89,23 +92,6 @@ def _objects(server: DevclusterProcess, path: str, token: str = ADMIN_TOKEN) -> 
 @pytest.fixture(scope="module")
 def kubectl_kcp(kcp: DevclusterProcess, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
     return Kubectl(kcp.kubeconfig, tmp_path_factory.mktemp("kcp-cache"))
-
-
-def _in(kubectl: Kubectl, workspace: str, *args: str, stdin: str | None = None, check: bool = True) -> Any:
-    server = yaml.safe_load(kubectl.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
-    base = server.rsplit("/clusters/", 1)[0]
-    return kubectl.run("--server", f"{base}/clusters/{workspace}", *args, stdin=stdin, check=check)
-
-
-def _create(kubectl: Kubectl, workspace: str, obj: Any) -> None:
-    """``kubectl create -f -`` of one object in a workspace."""
-    _in(kubectl, workspace, "create", "-f", "-", stdin=json.dumps(obj))
-
-
-def _workspace(name: str) -> str:
-    return json.dumps(
-        {"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": name}}
-    )
 
 
 @pytest.fixture(scope="module")
