@@ -14,6 +14,7 @@ from kubernetes.client.rest import ApiException
 
 from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluster
 from tests.support.kcp import in_workspace, workspace_manifest
+from tests.support.synctargets import SEED_SYNC_TARGET
 
 THRESHOLD = 3.0  # --sync-target-heartbeat-threshold of the test server, seconds
 WORKLOAD = ("workload.kcp.io", "v1alpha1", "synctargets")
@@ -36,15 +37,6 @@ NGINX: dict[str, Any] = {
                 "containers": [{"name": "nginx", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}]
             },
         },
-    },
-}
-SEED_SYNC_TARGET = {
-    "apiVersion": "workload.kcp.io/v1alpha1",
-    "kind": "SyncTarget",
-    "metadata": {"name": "east"},
-    "spec": {
-        "workloadCluster": {"name": "east", "endpoint": "https://east.example:6443"},
-        "supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}],
     },
 }
 

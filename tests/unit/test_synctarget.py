@@ -5,16 +5,7 @@ from __future__ import annotations
 import pytest
 
 from syncflow.api import crdgen, synctarget
-
-SEED = {
-    "apiVersion": "workload.kcp.io/v1alpha1",
-    "kind": "SyncTarget",
-    "metadata": {"name": "east"},
-    "spec": {
-        "workloadCluster": {"name": "east", "endpoint": "https://east.example:6443"},
-        "supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}],
-    },
-}
+from tests.support.synctargets import SEED_SYNC_TARGET as SEED
 
 
 def test_seed_manifest_parses_and_round_trips() -> None:
