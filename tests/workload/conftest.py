@@ -29,6 +29,8 @@ from tests.support.waiting import wait_for
 REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 SYNC_TARGETS = "/apis/workload.kcp.io/v1alpha1/synctargets"
 WORKSPACE = "root:org:ws"
+HEARTBEAT_THRESHOLD = 6.0
+"""kcp's --sync-target-heartbeat-threshold here: three heartbeat periods (SYNCFLOW_HEARTBEAT_PERIOD)."""
 
 
 def sync_target(name: str, resources: list[str]) -> dict[str, Any]:
@@ -94,10 +96,13 @@ class WorkloadEnv:
 
     def start(self, *extra: str) -> None:
         """Start the watch, worker and beat roles."""
-        common = ["workload", "--redis-url", REDIS_URL, *extra]
-        self.agent.start("worker", *common, "--role", "worker")
-        self.agent.start("beat", *common, "--role", "beat", "--data-dir", str(self.work / "beat"))
-        self.agent.start("watch", *common, "--role", "watch")
+        for role in ("worker", "beat", "watch"):
+            self.start_role(role, *extra)
+
+    def start_role(self, role: str, *extra: str) -> None:
+        """Start one role (``worker``, ``beat`` or ``watch``), named after it."""
+        data = ["--data-dir", str(self.work / "beat")] if role == "beat" else []
+        self.agent.start(role, "workload", "--redis-url", REDIS_URL, *extra, "--role", role, *data)
 
 
 @contextlib.contextmanager
@@ -108,7 +113,9 @@ def workload_environment(
     (work / "kcp").mkdir()
     (work / "physical").mkdir()
     (work / "beat").mkdir()
-    kcp_dc = start_devcluster(work / "kcp", "--kcp")
+    kcp_dc = start_devcluster(
+        work / "kcp", "--kcp", "--sync-target-heartbeat-threshold", str(HEARTBEAT_THRESHOLD)
+    )
     physical_dc: DevclusterProcess | None = None
     proxy: TcpProxy | None = None
     agent: SyncflowProcesses | None = None

@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 
 from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
-from tests.workload.conftest import SYNC_TARGETS, WorkloadEnv
+from tests.workload.conftest import HEARTBEAT_THRESHOLD, SYNC_TARGETS, WorkloadEnv
 
 FINALIZER_PREFIX = "workload.kcp.io/syncer-"
 APIS = "/apis/apis.kcp.io/v1alpha1"
@@ -291,6 +291,29 @@ def test_heartbeats_count_once_per_period(workload_env: WorkloadEnv) -> None:
     assert status["lastHeartbeatTime"]
     # at most one count per period (2 s): 3 beats in >= 4 s, never a burst from a doubled tick
     assert env.condition("HeartbeatReady")["status"] == "True"
+
+
+def test_heartbeat_ready_turns_false_without_heartbeats_and_true_when_they_resume(
+    workload_env: WorkloadEnv,
+) -> None:
+    env = workload_env
+    env.agent.kill("beat")  # heartbeats come from beat; kcp's threshold controller notices them stop
+    try:
+        stale = wait_for(
+            lambda: (c := env.condition("HeartbeatReady")) and c["status"] == "False" and c,
+            timeout=HEARTBEAT_THRESHOLD + 20,
+            what=lambda: f"HeartbeatReady=False once heartbeats stop\n{env.agent.logs()}",
+        )
+        assert stale["reason"] == "ErrorHeartbeat" and stale["message"].startswith("No heartbeat since ")
+        ready = env.condition("Ready")
+        assert ready is not None and (ready["status"], ready["reason"]) == ("False", "ErrorHeartbeat")
+    finally:
+        env.start_role("beat")
+    wait_for(
+        lambda: all((env.condition(t) or {}).get("status") == "True" for t in ("HeartbeatReady", "Ready")),
+        timeout=30,
+        what=lambda: f"HeartbeatReady and Ready True again\n{env.agent.logs()}",
+    )
 
 
 def test_unreachable_physical_cluster_deletes_nothing_and_converges_after(workload_env: WorkloadEnv) -> None:
