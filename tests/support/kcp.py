@@ -29,8 +29,9 @@ def served(api: JsonApi, path: str) -> bool:
 
 
 def bind_compute(workspace: JsonApi) -> None:
-    """Bind root:compute's ``kubernetes`` export when the workspace does not serve apps/v1 on its own."""
-    if served(workspace, "/apis/apps/v1") or served(workspace, f"{APIS}/apibindings/kubernetes"):
+    """Bind root:compute's ``kubernetes`` export (Deployments, Services, ...), as kcp v0.11's workload
+    workspaces did; no-op when bound already."""
+    if served(workspace, f"{APIS}/apibindings/kubernetes"):
         return
     workspace.create(
         f"{APIS}/apibindings",

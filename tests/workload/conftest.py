@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,7 +14,6 @@ from typing import Any
 
 import pytest
 import yaml
-from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.kube.clients import for_cluster, load_client
@@ -52,14 +49,6 @@ def _kubeconfig_for(source: Path, target: Path, server: str) -> Path:
         cluster["cluster"]["server"] = server
     target.write_text(yaml.safe_dump(config))
     return target
-
-
-def _served(api: JsonApi, path: str) -> bool:
-    try:
-        api.get(path)
-    except ApiException:
-        return False
-    return True
 
 
 @dataclass
@@ -129,22 +118,6 @@ def workload_environment(
         org = JsonApi(for_cluster(root.api, "root:org"))
         org.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "ws"}})
         kcp = JsonApi(for_cluster(root.api, WORKSPACE))
-        if not _served(kcp, SYNC_TARGETS):  # a devcluster that does not serve TMC's types: install the CRD
-            kcp_ws = _kubeconfig_for(
-                kcp_dc.kubeconfig, work / "ws.kubeconfig", f"{kcp_dc.url}/clusters/{WORKSPACE}"
-            )
-            subprocess.run(
-                [
-                    str(Path(sys.executable).parent / "syncflow"),
-                    "crds",
-                    "--apply",
-                    "--kubeconfig",
-                    str(kcp_ws),
-                ],
-                check=True,
-                capture_output=True,
-                timeout=60,
-            )
         kcp.create(SYNC_TARGETS, sync_target(name, resources or ["apps/v1/deployments", "v1/services"]))
         physical_kubeconfig = _kubeconfig_for(physical_dc.kubeconfig, work / "physical.kubeconfig", proxy.url)
         env = {

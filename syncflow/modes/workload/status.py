@@ -18,7 +18,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
-from syncflow.api.conditions import is_true, now, set_condition
+from syncflow.api.conditions import now, set_condition
 from syncflow.api.synctarget import SyncTarget
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
@@ -101,27 +101,26 @@ class StatusWriter:
             beats = status.get("heartbeat") or {}
             moment = now()
             conditions = status.get("conditions") or []
-            conditions = set_condition(
-                conditions,
-                "SyncerReady",
-                unreachable is None,
-                "SyncerConnected" if unreachable is None else "ClusterUnreachable",
+            syncer_message = (
                 "the syncer reaches the physical cluster"
                 if unreachable is None
-                else f"the physical cluster does not answer: {unreachable}",
+                else f"the physical cluster does not answer: {unreachable}"
+            )
+            syncer_reason = "SyncerConnected" if unreachable is None else "ClusterUnreachable"
+            conditions = set_condition(
+                conditions, "SyncerReady", unreachable is None, syncer_reason, syncer_message
             )
             conditions = set_condition(
                 conditions, "HeartbeatReady", True, "HeartbeatSent", f"heartbeat at {moment}"
             )
-            ready = is_true(conditions, "SyncerReady")
+            # Ready is kcp's summary of the other conditions (the first False wins), written the same way so
+            # kcp's heartbeat controller never rewrites it
             conditions = set_condition(
                 conditions,
                 "Ready",
-                ready,
-                "SyncTargetReady" if ready else "ClusterUnreachable",
-                "the syncer is connected and sending heartbeats"
-                if ready
-                else "the syncer sends heartbeats but cannot reach the physical cluster",
+                unreachable is None,
+                "SyncTargetReady" if unreachable is None else syncer_reason,
+                "" if unreachable is None else syncer_message,
             )
             self._patch(
                 current,
