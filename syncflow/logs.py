@@ -4,7 +4,9 @@ A line break never reaches the output unescaped, whoever logs (syncflow, Celery,
 lines write a message or value that holds one as a JSON string, JSON lines escape it anyway.
 
 Every log call names an *event* and passes its facts as keyword fields, e.g.
-``log_event(logger, "task.done", key=str(key), outcome="success")``.
+``log_event(logger, "task.done", key=str(key), outcome="success")``. Every field, message,
+exception and stack is capped at ``FIELD_LIMIT`` bytes (``syncflow.truncate``; tracebacks keep their
+innermost frames).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import re
 import sys
 import time
 from typing import Any, Literal
+
+from syncflow.truncate import FIELD_LIMIT, truncate, truncate_lines
 
 LogFormat = Literal["json", "text"]
 
@@ -38,24 +42,35 @@ class _JSONFormatter(logging.Formatter):
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": record.getMessage(),
+            "event": truncate(record.getMessage()),
             **self.static,
         }
-        entry.update(getattr(record, _FIELDS_ATTR, {}))
+        entry.update((k, _bounded(v)) for k, v in getattr(record, _FIELDS_ATTR, {}).items())
         if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+            entry["exception"] = truncate_lines(self.formatException(record.exc_info))
         if record.stack_info:
-            entry["stack"] = self.formatStack(record.stack_info)
+            entry["stack"] = truncate_lines(self.formatStack(record.stack_info))
         return json.dumps(entry, default=str, separators=(",", ":"))
 
 
-_UNSAFE_IN_VALUE = re.compile(r'[\s="\x00-\x1f\x7f\u2028\u2029]')
-_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+def _bounded(value: Any) -> Any:
+    """A JSON field value: numbers, booleans and null as they are, anything else capped."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return truncate(value)
+    text = json.dumps(value, default=str)  # ASCII, so characters are bytes
+    return value if len(text) <= FIELD_LIMIT else truncate(text)
+
+
+# C0 and C1 controls (NEL, U+0085, ends a line too) and the Unicode line and paragraph separators.
+_UNSAFE_IN_VALUE = re.compile(r'[\s="\x00-\x1f\x7f-\x9f\u2028\u2029]')
+_LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _quote(value: Any) -> str:
     """A field value: bare when it is one plain word, else a JSON string (escapes line breaks)."""
-    text = str(value)
+    text = truncate(str(value))
     if not text or _UNSAFE_IN_VALUE.search(text):
         return json.dumps(text)
     return text
@@ -63,6 +78,7 @@ def _quote(value: Any) -> str:
 
 def _one_line(text: str) -> str:
     """A message as is, or as a JSON string when it holds a line break or another control character."""
+    text = truncate(text)
     return json.dumps(text) if _LINE_BREAKING.search(text) else text
 
 
@@ -78,9 +94,9 @@ class _TextFormatter(logging.Formatter):
         parts += [f"{k}={_quote(v)}" for k, v in fields.items()]
         line = " ".join(parts)
         if record.exc_info:
-            line += " exception=" + json.dumps(self.formatException(record.exc_info))
+            line += " exception=" + json.dumps(truncate_lines(self.formatException(record.exc_info)))
         if record.stack_info:
-            line += " stack=" + json.dumps(self.formatStack(record.stack_info))
+            line += " stack=" + json.dumps(truncate_lines(self.formatStack(record.stack_info)))
         return line
 
 

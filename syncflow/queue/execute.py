@@ -15,6 +15,7 @@ from syncflow.queue.errors import RequeueAfter, classify, describe
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
+from syncflow.truncate import truncate, truncate_lines
 
 logger = logging.getLogger("syncflow.task")
 
@@ -84,11 +85,12 @@ def run_keyed(
 
 
 def _payload(error: Exception, outcome: Outcome) -> str:
+    """The failure record stored with the key: error and traceback capped, whatever the handler raised."""
     return json.dumps(
         {
             "type": type(error).__name__,
-            "error": describe(error),
+            "error": truncate(describe(error)),
             "outcome": outcome.value,
-            "traceback": "".join(traceback.format_exception(error)),
+            "traceback": truncate_lines("".join(traceback.format_exception(error))),
         }
     )

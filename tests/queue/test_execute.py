@@ -9,7 +9,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.keys import ObjectKey
-from syncflow.queue.errors import RequeueAfter
+from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.execute import run_keyed
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
@@ -132,3 +132,20 @@ def test_long_handler_keeps_its_lease(service: QueueService, renewer: LeaseRenew
         release.set()
         runner.join(10)
     assert queue.stats().leased == 0
+
+
+def test_a_megabyte_error_is_stored_capped_at_4_kib(service: QueueService, renewer: LeaseRenewer) -> None:
+    def handler(key: ObjectKey) -> None:
+        raise PermanentError("bad field: " + "x" * 1024 * 1024)
+
+    service.add(KEY)
+    run_keyed(service, renewer, handler, str(KEY), "a")
+    failure = service.failure(str(KEY))
+    assert failure is not None
+    for part in ("error", "traceback"):
+        text = failure.error[part]
+        assert len(text.encode()) <= 4096 + 40 and text.rstrip().endswith(" bytes more)"), part
+    assert failure.error["error"].startswith("bad field: xxx")
+    assert failure.error["traceback"].startswith("Traceback (most recent call last)")
+    stored = service.redis.hget(service.queues["sync"].layout.key("E"), str(KEY)) or b""
+    assert len(stored) < 3 * 4096

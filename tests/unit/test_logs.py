@@ -61,3 +61,68 @@ def test_text_values_with_tabs_or_control_characters_are_quoted(capsys: pytest.C
     log_event(logging.getLogger("t"), "x", tab="a\tb", bell="a\x07b", plain="sync/r/c/ns/n")
     line = capsys.readouterr().err.strip()
     assert 'tab="a\\tb"' in line and 'bell="a\\u0007b"' in line and "plain=sync/r/c/ns/n" in line
+
+
+MEGABYTE = "x" * 1024 * 1024
+MORE = f"… ({1024 * 1024 - 4096} bytes more)"
+
+
+def last_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, f"want exactly one line, got {err.count(chr(10))}"
+    return err.rstrip("\n")
+
+
+def raise_and_log(logger: logging.Logger, message: str) -> None:
+    try:
+        raise ValueError(message)
+    except ValueError:
+        logger.exception("handler failed")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_megabyte_field_is_capped_at_4_kib(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(fmt)  # type: ignore[arg-type]
+    log_event(logging.getLogger("t"), "task.done", key="sync/r/c/ns/n", error=MEGABYTE)
+    line = last_line(capsys)
+    assert len(line.encode()) < 4096 + 300
+    error = json.loads(line)["error"] if fmt == "json" else json.loads(line.split("error=", 1)[1])
+    assert error == "x" * 4096 + MORE
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_megabyte_exception_and_message_are_capped(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(fmt)  # type: ignore[arg-type]
+    raise_and_log(logging.getLogger("t"), MEGABYTE)
+    assert len(last_line(capsys).encode()) < 4096 + 300
+    logging.getLogger("t").warning("Task raised unexpected: %s", MEGABYTE)  # a foreign (Celery) message
+    line = last_line(capsys)
+    assert len(line.encode()) < 4096 + 300 and "bytes more)" in line
+
+
+LINE_BREAKS = "a\nb\rc\r\nd\x0be\x0cf\x1cg\x85h\u2028i\u2029j"
+
+
+def test_text_lines_escape_every_line_break_in_event_fields_and_exception(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging("text", agent="a\nb")
+    logger = logging.getLogger("t")
+    log_event(logger, "task.done", error=LINE_BREAKS, other=f"no-space{LINE_BREAKS}")
+    line = last_line(capsys)
+    assert json.loads(line.split("error=", 1)[1].split(" other=")[0]) == LINE_BREAKS
+    assert LINE_BREAKS.splitlines() != [LINE_BREAKS] and line.splitlines() == [line]
+    logger.warning(f"free text {LINE_BREAKS}")
+    line = last_line(capsys)
+    assert line.splitlines() == [line]
+    raise_and_log(logger, LINE_BREAKS)
+    line = last_line(capsys)
+    assert line.splitlines() == [line]
+    assert "ValueError: a\\nb" in line
+
+
+def test_text_lines_keep_plain_values_bare_and_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging("text")
+    log_event(logging.getLogger("t"), "task.done", key="sync/r/root:a/ns/n", note="café", empty="")
+    line = last_line(capsys)
+    assert 'task.done key=sync/r/root:a/ns/n note=café empty=""' in line
