@@ -7,10 +7,11 @@ by workers through ``--include`` or the ``task_modules`` setting.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, cast
 
 from celery import Celery, Task
 from celery.signals import setup_logging
@@ -19,6 +20,7 @@ from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.logs import configure_logging, log_event
 from syncflow.queue.celeryconf import celery_config
+from syncflow.queue.errors import describe
 from syncflow.queue.execute import Handler, run_keyed
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, pump_guard_key
 from syncflow.queue.registry import register_verb
@@ -27,6 +29,9 @@ from syncflow.schedule import beat_schedule, housekeeping_tasks
 from syncflow.sync.worker import RuleWorker
 
 logger = logging.getLogger("syncflow.tasks")
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class CeleryPublisher:
@@ -110,6 +115,25 @@ def keyed_task(verb: str, queue: str = "sync") -> Callable[[Handler], Handler]:
     return register
 
 
+def periodic_task(name: str) -> Callable[[Callable[P, R]], Callable[P, R | None]]:
+    """Register a beat task ``name`` on the periodic queue that never fails: any exception is logged
+    as one ``periodic.failed`` line and the run ends normally (returning None); the next tick retries."""
+
+    def register(func: Callable[P, R]) -> Callable[P, R | None]:
+        @functools.wraps(func)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R | None:
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {describe(exc)}"
+                log_event(logger, "periodic.failed", level=logging.WARNING, task=name, error=error)
+                return None
+
+        return cast(Callable[P, R | None], app.task(name=name, queue=PERIODIC_QUEUE)(run))
+
+    return register
+
+
 # --- the engine's tasks, for every mode ---
 
 
@@ -139,7 +163,7 @@ def related(key: ObjectKey) -> None:
     rule_worker().related(key)
 
 
-@app.task(name="syncflow.resync", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+@periodic_task("syncflow.resync")
 def resync() -> int:
     """Beat: resync each rule whose period has come (missing copies, drift and orphans)."""
     settings, service = runtime.settings, runtime.service
@@ -151,7 +175,7 @@ def resync() -> int:
     )
 
 
-@app.task(name="syncflow.status-poll", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+@periodic_task("syncflow.status-poll")
 def status_poll() -> int:
     """Beat: re-check the reported state of each rule whose status period has come."""
     settings, service = runtime.settings, runtime.service
@@ -169,13 +193,13 @@ def poll(key: ObjectKey) -> None:
     rule_worker().poll(key, runtime.service.add_many)
 
 
-@app.task(name="syncflow.poll-tick", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+@periodic_task("syncflow.poll-tick")
 def poll_tick() -> int:
     """Beat: start one poll per polled rule (a poll still running is not started twice: keys are leased)."""
     return runtime.service.add_many(rule_worker().poll_keys())
 
 
-@app.task(name="syncflow.pump", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+@periodic_task("syncflow.pump")
 def pump() -> dict[str, int] | None:
     """Beat, every second: promote due retries, requeue expired leases, republish lost messages."""
     service = runtime.service
