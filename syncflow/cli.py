@@ -6,6 +6,7 @@ never needs the packages of another (``devcluster`` and ``demo`` are extras).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -169,6 +170,25 @@ def _service(settings: Settings) -> QueueService:
     return tasks.runtime.service
 
 
+def _reports_unreachable_redis(command: Callable[..., None]) -> Callable[..., None]:
+    """A Redis connection failure ends the command with one line naming the URL, not a traceback."""
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        from redis.exceptions import ConnectionError, TimeoutError
+
+        from syncflow import tasks
+        from syncflow.neterrors import display_url, network_reason
+
+        try:
+            command(**kwargs)
+        except (ConnectionError, TimeoutError) as exc:
+            url = display_url(tasks.runtime.settings.redis_url)
+            raise SystemExit(f"error: cannot reach Redis at {url}: {network_reason(exc)}") from None
+
+    return run
+
+
 @main.command("queue")
 @_settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -180,6 +200,7 @@ def _service(settings: Settings) -> QueueService:
     type=click.FloatRange(min=0.1),
     help="Seconds between refreshes with --watch.",
 )
+@_reports_unreachable_redis
 def queue_command(as_json: bool, watch: bool, interval: float, config_file: str | None, **flags: Any) -> None:
     """Show per queue: dirty, pending, leased, delayed and parked keys, and broker messages."""
     from syncflow.queue import report
@@ -200,6 +221,7 @@ def failures() -> None:
 @_settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--match", default="*", show_default=True, help="Only keys matching this glob.")
+@_reports_unreachable_redis
 def failures_list(as_json: bool, match: str, config_file: str | None, **flags: Any) -> None:
     """One line per parked key: key, attempts, first/last failure, last error."""
     from syncflow.queue import report
@@ -212,6 +234,7 @@ def failures_list(as_json: bool, match: str, config_file: str | None, **flags: A
 @failures.command("show")
 @_settings_options
 @click.argument("key")
+@_reports_unreachable_redis
 def failures_show(key: str, config_file: str | None, **flags: Any) -> None:
     """The full last error and traceback of KEY."""
     from syncflow.queue import report
@@ -227,6 +250,7 @@ def failures_show(key: str, config_file: str | None, **flags: Any) -> None:
 @click.argument("keys", nargs=-1)
 @click.option("--all", "replay_all", is_flag=True, help="Replay every parked key (see --match).")
 @click.option("--match", default="*", show_default=True, help="With --all: only keys matching this glob.")
+@_reports_unreachable_redis
 def failures_replay(
     keys: tuple[str, ...], replay_all: bool, match: str, config_file: str | None, **flags: Any
 ) -> None:

@@ -13,6 +13,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.clients import KubeconfigError, load_client
+from syncflow.neterrors import network_reason
 
 _TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts of each request, in seconds."""
@@ -22,19 +23,6 @@ _CONFLICT_ATTEMPTS = 5
 
 class InstallError(Exception):
     """Installing failed; the message is meant for a person (kubectl-like)."""
-
-
-def _network_reason(exc: BaseException) -> str:
-    """The innermost cause of a urllib3 error, e.g. "Connection refused"."""
-    current: BaseException | None = exc
-    innermost = exc
-    while current is not None:
-        innermost = current
-        reason = getattr(current, "reason", None)
-        current = reason if isinstance(reason, BaseException) else current.__cause__
-    if isinstance(innermost, OSError) and innermost.strerror:
-        return innermost.strerror
-    return str(innermost)
 
 
 def _body(response: Any) -> dict[str, Any]:
@@ -140,7 +128,7 @@ def apply_crds(
         raise _server_error(exc, "reading", "customresourcedefinitions") from None
     except urllib3.exceptions.HTTPError as exc:
         raise InstallError(
-            f"unable to connect to the server {api_client.configuration.host}: {_network_reason(exc)}"
+            f"unable to connect to the server {api_client.configuration.host}: {network_reason(exc)}"
         ) from None
     finally:
         api_client.close()  # type: ignore[no-untyped-call]

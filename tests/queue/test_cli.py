@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from syncflow.cli import main
+from tests.queue.conftest import free_port
 
 
 def test_replay_needs_keys_or_all() -> None:
@@ -33,3 +35,23 @@ def test_worker_sync_policy_options() -> None:
     assert "--resync-period" in worker.output
     bad = CliRunner().invoke(main, ["watch", "--orphan-policy", "shred"])
     assert bad.exit_code == 2 and "'shred' is not one of 'keep', 'delete'" in bad.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["queue"],
+        ["queue", "--json"],
+        ["failures", "list"],
+        ["failures", "show", "sync/r/c/ns/n"],
+        ["failures", "replay", "sync/r/c/ns/n"],
+        ["failures", "replay", "--all"],
+    ],
+    ids=" ".join,
+)
+def test_unreachable_redis_is_one_clear_line(args: list[str]) -> None:
+    url = f"redis://:s3cret@127.0.0.1:{free_port()}/0"
+    result = CliRunner().invoke(main, [*args, "--redis-url", url])
+    assert result.exit_code == 1
+    shown = url.replace(":s3cret@", ":***@")
+    assert result.output == f"error: cannot reach Redis at {shown}: Connection refused\n"
