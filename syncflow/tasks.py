@@ -213,9 +213,11 @@ def pump() -> dict[str, int] | None:
     return totals
 
 
-@app.task(name="syncflow.replay", queue=CONTROL_QUEUE)  # type: ignore[untyped-decorator]
+@app.task(name="syncflow.replay", queue=CONTROL_QUEUE, throws=(LookupError,))  # type: ignore[untyped-decorator]
 def replay(key: str) -> bool:
-    """Unpark ``key`` and process it again (the task Flower's send-task can call)."""
-    replayed = runtime.service.replay(key)
-    log_event(logger, "failures.replayed", key=key, replayed=replayed)
-    return replayed
+    """Unpark ``key`` and process it again (the task Flower's send-task can call); a key that is not
+    parked fails the task, so Flower shows that nothing happened."""
+    if not runtime.service.replay(key):
+        raise LookupError(f"key {key} is not parked")
+    log_event(logger, "failures.replayed", key=key)
+    return True

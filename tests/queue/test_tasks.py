@@ -1,0 +1,43 @@
+"""syncflow's own Celery tasks, run through Celery's task machinery on the real Redis."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from redis import Redis
+
+from syncflow import tasks
+from syncflow.config import Settings, load_settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.workqueue import Outcome
+from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, unique_agent
+
+KEY = ObjectKey("sync", "rule", "root:ws", "ns", "obj")
+
+
+@pytest.fixture
+def bound() -> Iterator[Settings]:
+    """syncflow's app and runtime bound to a fresh agent on the real Redis."""
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    tasks.bind(settings)
+    tasks.runtime.service.publisher = lambda messages: None  # no worker here: drop the messages
+    yield settings
+    delete_agent_keys(Redis.from_url(REAL_REDIS_URL), settings.agent_name)
+
+
+def test_replay_of_a_key_that_is_not_parked_is_a_task_failure(bound: Settings) -> None:
+    result = tasks.replay.apply(args=[str(KEY)])
+    assert result.failed()
+    assert str(result.result) == f"key {KEY} is not parked"
+
+
+def test_replay_of_a_parked_key_succeeds(bound: Settings) -> None:
+    service = tasks.runtime.service
+    queue = service.queue_for(KEY)
+    service.add(KEY)
+    queue.claim(KEY, "t")
+    queue.done(KEY, "t", Outcome.PERMANENT, error="{}")
+    result = tasks.replay.apply(args=[str(KEY)])
+    assert result.successful() and result.result is True
+    assert not queue.is_parked(KEY)
