@@ -80,9 +80,16 @@ class Settings(BaseSettings):
     backoff_cap: PositiveFloat = Field(300.0, description="Longest retry delay.")
     max_attempts: PositiveInt = Field(15, description="Unclassified errors park the key after this many.")
     pump_grace: PositiveFloat = Field(
-        60.0, description="Republish a pending key whose message has not been claimed for this long."
+        60.0,
+        description="Republish a pending key when a broker scan begun this long after its message "
+        "was sent did not find the message.",
     )
-    pump_batch: PositiveInt = Field(1000, description="Keys moved per pump script call.")
+    pump_batch: PositiveInt = Field(
+        1000, description="Keys moved per pump script call; broker messages read per scan chunk."
+    )
+    pump_budget: PositiveFloat = Field(
+        0.5, description="Seconds one pump run may work; what is left waits for the next run."
+    )
 
     endpoint_qps: PositiveFloat = Field(
         200.0, description="Default requests per second per endpoint, for all workers of the agent together."

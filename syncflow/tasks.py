@@ -22,7 +22,8 @@ from syncflow.logs import configure_logging, log_event
 from syncflow.queue.celeryconf import celery_config
 from syncflow.queue.errors import describe
 from syncflow.queue.execute import Handler, run_keyed
-from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, pump_guard_key
+from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
+from syncflow.queue.pump import PumpTotals
 from syncflow.queue.registry import register_verb
 from syncflow.queue.runtime import Runtime
 from syncflow.schedule import beat_schedule, housekeeping_tasks
@@ -201,16 +202,14 @@ def poll_tick() -> int:
 
 @periodic_task("syncflow.pump")
 def pump() -> dict[str, int] | None:
-    """Beat, every second: promote due retries, requeue expired leases, republish lost messages."""
-    service = runtime.service
-    # Two beats (or a slow queue) may deliver two pumps at once: the scripts are atomic, so that
-    # is safe; this guard only saves the second one the work.
-    if not service.redis.set(pump_guard_key(service.settings.agent_name), 1, nx=True, px=900):
+    """Beat, every second: promote due retries, requeue expired leases, republish lost messages
+    (one bounded run at a time; None when another run is in progress)."""
+    totals = runtime.service.pump()
+    if totals is None:
         return None
-    totals = asdict(service.pump())
-    if any(totals.values()):
-        log_event(logger, "queue.pumped", **totals)
-    return totals
+    if totals != PumpTotals():
+        log_event(logger, "queue.pumped", **asdict(totals))
+    return asdict(totals)
 
 
 @app.task(name="syncflow.replay", queue=CONTROL_QUEUE, throws=(LookupError,))  # type: ignore[untyped-decorator]

@@ -1,7 +1,8 @@
 -- Shared prelude of every work-queue script. All keys of one queue share one hash tag.
--- KEYS: D dirty set, P pending zset (score = publish time), BK bulk-only set, L lease zset
--- (score = deadline), O lease owner tokens, W delayed zset (score = not-before), F failure counts,
--- T first-failure times, X parked keys (value = park time), E last error payloads, S counters.
+-- KEYS: D dirty set, P pending zset (score = when its message was sent or last seen in the broker),
+-- BK bulk-only set, L lease zset (score = deadline), O lease owner tokens, W delayed zset
+-- (score = not-before), F failure counts, T first-failure times, X parked keys (value = park time),
+-- E last error payloads, S counters.
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
 local D, P, BK, L, O, W, F, T, X, E, S =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]

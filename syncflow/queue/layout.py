@@ -55,6 +55,6 @@ def budget_key(agent: str, endpoint: str) -> str:
     return f"sf:{{{agent}:budget:{endpoint}}}"
 
 
-def pump_guard_key(agent: str) -> str:
-    """Set for a moment by each pump run so concurrent beats do not pump twice."""
-    return f"{agent_prefix(agent)}pump-guard"
+def pump_lock_key(agent: str) -> str:
+    """The lock each pump run holds, so two runs never overlap."""
+    return f"{agent_prefix(agent)}pump-lock"

@@ -1,13 +1,15 @@
--- ARGV: grace (ms), limit, backoff base (ms), backoff cap (ms), max attempts, and "before": only
--- republish entries older than this time (ms; the first pass's time, so passes never loop).
+-- ARGV: grace (ms), limit, backoff base (ms), backoff cap (ms), max attempts, verified (ms: when the
+-- last complete broker scan began; 0 = none).
 -- 1. delayed keys that are due go through add; 2. expired leases count as a failed attempt and
--- are requeued (or parked past max attempts); 3. pending keys whose message is older than grace
--- are published again. Returns {now, promoted, expired, republished, key1, lane1, key2, lane2, ...}.
+-- are requeued (or parked past max attempts); 3. pending keys whose message the last broker scan
+-- proved lost (sent at least grace before the scan began, not seen by it) are published again.
+-- Returns {now, promoted, expired, republished, overdue, key1, lane1, key2, lane2, ...}; overdue
+-- counts pending keys older than grace that no scan has proved lost yet.
 local grace, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local base, cap, max_attempts = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local verified = tonumber(ARGV[6])
 local now = now_ms()
-local before = math.min(now, tonumber(ARGV[6]) or now)
-local out = {now, 0, 0, 0}
+local out = {now, 0, 0, 0, 0}
 local function emit(k, lane)
   if lane > 0 then
     out[#out + 1] = k
@@ -38,11 +40,12 @@ end
 out[3] = #expired
 redis.call('HINCRBY', S, 'expired', #expired)
 
-local overdue = redis.call('ZRANGEBYSCORE', P, '-inf', '(' .. (before - grace), 'LIMIT', 0, limit)
-for _, k in ipairs(overdue) do
+local lost = redis.call('ZRANGEBYSCORE', P, '-inf', '(' .. (verified - grace), 'LIMIT', 0, limit)
+for _, k in ipairs(lost) do
   redis.call('ZADD', P, now, k)
   emit(k, lane_of(k))
 end
-out[4] = #overdue
-redis.call('HINCRBY', S, 'republished', #overdue)
+out[4] = #lost
+redis.call('HINCRBY', S, 'republished', #lost)
+out[5] = redis.call('ZCOUNT', P, '-inf', '(' .. (now - grace))
 return out

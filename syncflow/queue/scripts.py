@@ -9,7 +9,7 @@ from importlib import resources
 from redis import Redis
 from redis.commands.core import Script
 
-_QUEUE_SCRIPTS = ("add", "claim", "renew", "done", "pump", "replay")
+_QUEUE_SCRIPTS = ("add", "claim", "renew", "done", "pump", "touch", "replay")
 
 
 def _source(name: str) -> str:
@@ -25,6 +25,7 @@ class Scripts:
     renew: Script
     done: Script
     pump: Script
+    touch: Script
     replay: Script
     budget: Script
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from redis import Redis
 
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
+from syncflow.queue.broker import MessageScan, RedisBrokerScan
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, broker_prefix
+from syncflow.queue.pump import Pump, PumpTotals
 from syncflow.queue.registry import queue_of
 from syncflow.queue.scripts import Scripts
 from syncflow.queue.workqueue import Failure, Lane, QueueStats, WorkQueue
@@ -20,23 +21,16 @@ Publisher = Callable[[Sequence[tuple[ObjectKey, str]]], None]
 """Publishes one message per (key, Celery queue); the message carries only the key."""
 
 
-@dataclass(frozen=True)
-class PumpTotals:
-    """What one pump run did across all queues."""
-
-    promoted: int = 0
-    expired: int = 0
-    republished: int = 0
-    published: int = 0
-
-
 class QueueService:
     """All keyed queues of one agent, and the publisher that sends their messages."""
 
-    def __init__(self, redis: Redis, settings: Settings, publisher: Publisher) -> None:
+    def __init__(
+        self, redis: Redis, settings: Settings, publisher: Publisher, scan: MessageScan | None = None
+    ) -> None:
         self.redis = redis
         self.settings = settings
         self.publisher = publisher
+        self.scan = scan or RedisBrokerScan(redis, settings)
         scripts = Scripts.register(redis)
         self.queues = {name: WorkQueue(redis, scripts, settings, name) for name in KEYED_QUEUES}
         self.budget = RequestBudget(redis, scripts, settings)
@@ -67,21 +61,10 @@ class QueueService:
             for name, batch in by_queue.items()
         )
 
-    def pump(self, grace: float | None = None) -> PumpTotals:
-        """Run the pump on every queue until each pass moves less than a full batch."""
-        promoted = expired = republished = published = 0
-        for queue in self.queues.values():
-            before: int | None = None
-            while True:
-                result = queue.pump(grace, before)
-                before = before or result.now
-                promoted += result.promoted
-                expired += result.expired
-                republished += result.republished
-                published += self.publish(queue.name, result.publish)
-                if max(result.promoted, result.expired, result.republished) < self.settings.pump_batch:
-                    break
-        return PumpTotals(promoted, expired, republished, published)
+    def pump(self, grace: float | None = None) -> PumpTotals | None:
+        """One bounded pump run over every queue (see ``syncflow.queue.pump``); None if another
+        run is in progress. ``grace`` overrides the ``pump_grace`` setting."""
+        return Pump(self.redis, self.settings, self.queues, self.publish, self.scan).run(grace)
 
     def replay(self, key: str) -> bool:
         """Unpark ``key`` and add it as an event; False if it is not parked."""

@@ -55,12 +55,14 @@ class DoneResult:
 
 @dataclass(frozen=True)
 class PumpResult:
-    """One pump pass: its Redis time (ms), counts and the messages to publish."""
+    """One pump pass: its Redis time (ms), counts and the messages to publish. ``overdue`` counts
+    pending keys older than the grace period that no broker scan has proved lost (yet)."""
 
     now: int
     promoted: int
     expired: int
     republished: int
+    overdue: int
     publish: list[tuple[ObjectKey, Lane]]
 
 
@@ -135,14 +137,21 @@ class WorkQueue:
         state, attempts, delay_ms, lane = self._scripts.done(self._keys, args)
         return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))
 
-    def pump(self, grace: float | None = None, before: int | None = None) -> PumpResult:
-        """Promote due delayed keys, requeue expired leases, republish pending keys older than
-        ``grace`` seconds (and older than ``before``, a previous pass's ``now``)."""
-        grace_ms = round((self._settings.pump_grace if grace is None else grace) * 1000)
-        args = [grace_ms, self._settings.pump_batch, *self._tuning, "inf" if before is None else before]
-        now, promoted, expired, republished, *flat = self._scripts.pump(self._keys, args)
+    def pump(self, grace: float, verified: int) -> PumpResult:
+        """Promote due delayed keys, requeue expired leases, and republish pending keys whose message
+        the broker scan begun at ``verified`` (Redis ms) proved lost: sent ``grace`` seconds or more
+        before it began, and not seen by it."""
+        args = [round(grace * 1000), self._settings.pump_batch, *self._tuning, verified]
+        now, promoted, expired, republished, overdue, *flat = self._scripts.pump(self._keys, args)
         publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
-        return PumpResult(int(now), int(promoted), int(expired), int(republished), publish)
+        return PumpResult(int(now), int(promoted), int(expired), int(republished), int(overdue), publish)
+
+    def touch(self, keys: Iterable[ObjectKey], started: int) -> int:
+        """Mark pending keys whose message a broker scan begun at ``started`` saw; returns how many."""
+        names = [str(key) for key in keys]
+        if not names:
+            return 0
+        return int(self._scripts.touch(self._keys, [started, *names]))
 
     def replay(self, key: ObjectKey | str) -> Lane | None:
         """Unpark a parked key and add it as an event; ``None`` if it was not parked."""

@@ -3,6 +3,9 @@ agent name per test, a private redis-server for restart tests, and worker/beat p
 
 from __future__ import annotations
 
+import base64
+import copy
+import functools
 import json
 import os
 import socket
@@ -10,6 +13,7 @@ import subprocess
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import fakeredis
 import pytest
@@ -17,6 +21,8 @@ from redis import Redis
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
+from syncflow.queue.broker import message_key
+from syncflow.queue.layout import broker_prefix
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
 from tests.support.processes import REPO, SyncflowProcesses
@@ -69,6 +75,85 @@ class Sent(list[tuple[ObjectKey, str]]):
 @pytest.fixture
 def sent() -> Sent:
     return Sent()
+
+
+TEMPLATE_KEY = ObjectKey("sync", "template", "root:ws", "ns", "name")
+
+
+@functools.cache
+def celery_message_template() -> dict[str, Any]:
+    """One keyed-task message exactly as Celery's Redis transport stores it, published for real."""
+    from syncflow.tasks import CeleryPublisher, create_app
+
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    client = Redis.from_url(REAL_REDIS_URL)
+    try:
+        CeleryPublisher(create_app(settings))([(TEMPLATE_KEY, "sync")])
+        raw = client.rpop(broker_prefix(settings.agent_name) + "sync")
+    finally:
+        delete_agent_keys(client, settings.agent_name)
+        client.close()
+    assert isinstance(raw, bytes)
+    message: dict[str, Any] = json.loads(raw)
+    return message
+
+
+def celery_message(key: ObjectKey, queue: str) -> str:
+    """The stored message of a task for ``key`` on ``queue``: the real template, re-keyed."""
+    message = copy.deepcopy(celery_message_template())
+    task_id = str(uuid.uuid4())
+    body = json.loads(base64.b64decode(message["body"]))
+    body[0] = [str(key)]
+    message["body"] = base64.b64encode(json.dumps(body).encode()).decode()
+    message["headers"].update(task=key.task_name, id=task_id, root_id=task_id, argsrepr=repr([str(key)]))
+    message["properties"].update(correlation_id=task_id, delivery_tag=str(uuid.uuid4()))
+    message["properties"]["delivery_info"]["routing_key"] = queue
+    return json.dumps(message)
+
+
+class BrokerLists:
+    """A publisher that stores real-format Celery messages in an agent's broker lists on any Redis
+    (fake or real), as kombu's Redis transport does (LPUSH; workers BRPOP from the other end)."""
+
+    def __init__(self, redis: Redis, agent: str) -> None:
+        self.redis = redis
+        self.prefix = broker_prefix(agent)
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key, queue in messages:
+                pipe.lpush(self.prefix + queue, celery_message(key, queue))
+            pipe.execute()
+
+    def length(self, queue: str = "sync") -> int:
+        return int(self.redis.llen(self.prefix + queue))
+
+    def raw(self, key: ObjectKey, queue: str = "sync") -> list[bytes]:
+        """The stored messages of ``key`` on ``queue``."""
+        return [
+            raw
+            for raw in self.redis.lrange(self.prefix + queue, 0, -1)
+            if message_key(json.loads(raw)) == key
+        ]
+
+    def lose(self, key: ObjectKey, queue: str = "sync") -> None:
+        """Drop the key's messages, as a broker failover or an eviction would."""
+        for raw in self.raw(key, queue):
+            self.redis.lrem(self.prefix + queue, 0, raw)
+
+    def deliver(self, key: ObjectKey, delivered_at: float, queue: str = "sync") -> None:
+        """Move the key's message to kombu's unacked hash, as a worker's BRPOP does (at ``delivered_at``,
+        a Unix time of the worker's clock)."""
+        [raw] = self.raw(key, queue)
+        self.redis.lrem(self.prefix + queue, 0, raw)
+        tag = json.loads(raw)["properties"]["delivery_tag"]
+        self.redis.hset(self.prefix + "unacked", tag, json.dumps([json.loads(raw), "", queue]))
+        self.redis.zadd(self.prefix + "unacked_index", {tag: delivered_at})
+
+
+@pytest.fixture
+def broker(redis: Redis, settings: Settings) -> BrokerLists:
+    return BrokerLists(redis, settings.agent_name)
 
 
 @pytest.fixture

@@ -3,11 +3,13 @@ lost or duplicated messages / pump / replay against the real scripts, checked ag
 
 Properties: never two live leases on one key; no key is ever lost (every dirty key is pending,
 leased, delayed or parked, and every key changed after the start of its last successful run is
-somewhere in the queue); parked keys are never processed until replayed or re-added; after a
-drain, every key's last successful run started after its last add.
+somewhere in the queue); parked keys are never processed until replayed or re-added; the pump never
+republishes a key whose message is waiting in the broker; after a drain, every key's last successful
+run started after its last add.
 
-Time is moved only by editing deadlines (a lease, backoff or pending message "expires" when its score
-is set to 0); backoffs are long, so the real clock never decides anything and examples replay exactly.
+Time is moved only by editing deadlines (a lease or backoff "expires" when its score is set to 0;
+pending messages and the broker scan age together by an hour); backoffs are long, so the real clock
+never decides anything and examples replay exactly.
 """
 
 from __future__ import annotations
@@ -24,12 +26,34 @@ from redis import Redis
 
 from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
+from syncflow.queue.broker import Found, ScanStep
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
 from tests.queue.conftest import REAL_REDIS_URL, Sent, delete_agent_keys
 
 KEYS = [ObjectKey("sync", "r", "c", "ns", name) for name in ("a", "b", "c")]
 OUTCOMES = [Outcome.OK, Outcome.TRANSIENT, Outcome.ERROR, Outcome.PERMANENT, Outcome.AFTER]
+HOUR_MS = 3_600_000
+
+
+class ModelScan:
+    """The broker scan of the modelled broker: every scan completes at once and sees its messages."""
+
+    def __init__(self, redis: Redis, broker: list[ObjectKey]) -> None:
+        self.redis = redis
+        self.broker = broker
+        self.last = 0
+
+    def verified(self) -> int:
+        return self.last
+
+    def step(self, deadline: float, begin_before: int | None, found: Found) -> ScanStep:
+        if begin_before is None or self.last >= begin_before:
+            return ScanStep(0, 0, False)
+        seconds, micros = self.redis.time()
+        self.last = int(seconds) * 1000 + int(micros) // 1000
+        found(list(self.broker), self.last)
+        return ScanStep(self.last, len(self.broker), True)
 
 
 class QueueMachine(RuleBasedStateMachine):
@@ -43,14 +67,16 @@ class QueueMachine(RuleBasedStateMachine):
         self.redis = self.make_redis()
         self.agent = f"m{uuid.uuid4().hex[:10]}"
         self.sent = Sent()
+        self.broker: list[ObjectKey] = []
+        self.scan = ModelScan(self.redis, self.broker)
         self.service = QueueService(
             self.redis,
             load_settings(agent_name=self.agent, max_attempts=3, backoff_base=100, backoff_cap=300),
             self.sent,
+            self.scan,
         )
         self.queue = self.service.queues["sync"]
         self.tokens = (f"t{i}" for i in itertools.count())
-        self.broker: list[ObjectKey] = []
         self.version = dict.fromkeys(KEYS, 0)  # bumped by every add: the object changed
         self.ok_version = dict.fromkeys(KEYS, 0)  # version seen by the start of the last successful run
         self.live: dict[str, tuple[ObjectKey, int]] = {}  # running handlers with a live lease
@@ -61,7 +87,7 @@ class QueueMachine(RuleBasedStateMachine):
     # --- helpers -------------------------------------------------------------------------
 
     def collect(self) -> None:
-        self.broker += [key for key, _ in self.sent]
+        self.broker += [key for key, _ in self.sent]  # in place: the scan reads this list
         self.sent.clear()
 
     def members(self, structure: str) -> set[ObjectKey]:
@@ -158,11 +184,18 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule(overdue=st.booleans())
     def pump(self, overdue: bool) -> None:
-        """Pump; with ``overdue`` every pending message has waited past the grace period."""
+        """Pump; with ``overdue`` an hour passes first for pending messages and the broker scan."""
         if overdue:
-            for key in self.members("P"):
-                self.redis.zadd(self.queue.layout.key("P"), {str(key): 0}, xx=True)
+            pending = self.queue.layout.key("P")
+            for member, score in self.redis.zrange(pending, 0, -1, withscores=True):
+                self.redis.zadd(pending, {member: score - HOUR_MS}, xx=True)
+            self.scan.last -= HOUR_MS
+        pending_before, waiting = self.members("P"), set(self.broker)
         self.service.pump(grace=1.0)
+        # A key pending before the pump can only be published by a republish (P, L and W are disjoint).
+        for key, _ in self.sent:
+            if key in pending_before:
+                assert key not in waiting, f"republished {key} while its message was waiting"
         self.collect()
         self.observe_parking()
         # an expired lease is swept: its zombies are now just late

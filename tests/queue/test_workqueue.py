@@ -348,8 +348,8 @@ def test_two_pumps_at_once_publish_each_overdue_key_once(
     sent.clear()
     pending = q(service).layout.key("P")
     redis.zadd(pending, {str(k): 0 for k in keys}, xx=True)  # every message waited "forever"
-    # Two beats firing together: the scripts are atomic, so every overdue key goes out once.
+    # Two beats firing together: one run takes the lock, the other skips; every lost key goes out once.
     with ThreadPoolExecutor(2) as pool:
         totals = list(pool.map(lambda _: service.pump(grace=1), range(2)))
-    assert sum(t.republished for t in totals) == 200
+    assert sum(t.republished for t in totals if t is not None) == 200
     assert sorted(k.name for k, _ in sent) == sorted(k.name for k in keys)
