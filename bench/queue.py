@@ -3,7 +3,9 @@
 Run from the repository root: ``python -m bench.queue`` (``--help`` for options). It starts a private
 ``redis-server`` (unless ``--redis-url`` is given) and real ``syncflow worker`` processes, and prints:
 keyed no-op tasks/s with 1 and 2 worker processes, plain Celery no-op tasks/s as the baseline and the
-ratio, Redis commands per reconcile, and messages published per key under an event storm.
+ratio, Redis commands per reconcile, messages published per key under an event storm, and a stuck
+backlog: keys waiting with no worker while the pump runs every second (broker messages, Redis
+memory and pump run times before/after; the baseline is the state before the pumps).
 """
 
 import sys
@@ -17,6 +19,7 @@ import random
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
@@ -194,6 +197,36 @@ class Bench:
             used = delta(before, commands(self.redis))
         return used.get("lpush", 0), int(self.redis.get(COUNTER) or 0) - 1
 
+    def stuck_backlog(self, keys: int, seconds: float, grace: float) -> dict[str, float]:
+        """``keys`` added (published for real) with no worker, then the pump every second for
+        ``seconds``: broker messages, Redis memory and pump run times before and after."""
+        settings = self.settings.model_copy(update={"agent_name": "stuck", "pump_grace": grace})
+        service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        names = [ObjectKey("bench-noop", "stuck", "root:ws", "ns", f"obj-{i}") for i in range(keys)]
+        for i in range(0, keys, 10_000):
+            service.add_many(names[i : i + 10_000])
+        messages_before = sum(service.broker_backlog().values())
+        memory_before = int(self.redis.info("memory")["used_memory"])
+        runs: list[float] = []
+        republished = 0
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            tick = time.monotonic()
+            totals = service.pump()
+            runs.append(time.monotonic() - tick)
+            republished += totals.republished if totals else 0
+            time.sleep(max(0.0, 1.0 - (time.monotonic() - tick)))  # beat fires every second
+        return {
+            "messages_before": messages_before,
+            "messages_after": sum(service.broker_backlog().values()),
+            "memory_before_mb": memory_before / 2**20,
+            "memory_after_mb": int(self.redis.info("memory")["used_memory"]) / 2**20,
+            "runs": len(runs),
+            "run_median_s": statistics.median(runs),
+            "run_max_s": max(runs),
+            "republished": republished,
+        }
+
 
 def per_task(used: dict[str, int], tasks: int) -> float:
     return sum(used.values()) / tasks
@@ -207,37 +240,68 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=2000, help="Tasks per throughput run.")
     parser.add_argument("--storm-adds", type=int, default=100_000)
     parser.add_argument("--storm-keys", type=int, default=1000)
+    parser.add_argument("--backlog", type=int, default=20_000, help="Keys in the stuck backlog.")
+    parser.add_argument("--backlog-seconds", type=float, default=30, help="How long the pump runs on it.")
+    parser.add_argument("--backlog-grace", type=float, default=10, help="pump_grace for the backlog run.")
+    parser.add_argument(
+        "--sections",
+        default="throughput,storm,backlog",
+        help="Comma-separated sections to run: throughput, storm, backlog.",
+    )
     options = parser.parse_args()
+    sections = set(options.sections.split(","))
 
     with private_redis() if options.redis_url is None else _given(options.redis_url) as url:
         bench = Bench(url, options.tasks)
-        print(f"{options.tasks} no-op tasks per run, Redis {url}")
-        figures = {}
-        for concurrency in (1, 2):
-            keyed, keyed_used = bench.keyed(concurrency)
-            plain_rate, plain_used = bench.plain(concurrency)
-            figures[concurrency] = (keyed, plain_rate, keyed_used, plain_used)
+        print(f"Redis {url}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        if "throughput" in sections:
+            throughput(bench)
+        if "storm" in sections:
+            adds, distinct = options.storm_adds, options.storm_keys
+            published, runs = bench.storm(adds, distinct)
+            print(f"Event storm: {adds} adds over {distinct} keys with 2 processes working:")
+            print(f"  {published} messages published = {published / distinct:.2f} per key; {runs} runs")
+        if "backlog" in sections:
+            b = bench.stuck_backlog(options.backlog, options.backlog_seconds, options.backlog_grace)
             print(
-                f"  {concurrency} process(es): keyed {keyed:7.0f} tasks/s   "
-                f"plain Celery {plain_rate:7.0f} tasks/s   ratio {keyed / plain_rate:.2f}"
+                f"Stuck backlog: {options.backlog} keys, no worker, pump every second for "
+                f"{options.backlog_seconds:.0f} s, pump_grace {options.backlog_grace:.0f} s:"
             )
-        _, _, keyed_used, plain_used = figures[2]
-        print("Redis commands per reconcile, 2 processes (Celery messaging, task events, the no-op's INCR):")
-        keyed_per, plain_per = per_task(keyed_used, bench.tasks), per_task(plain_used, bench.tasks)
-        inner = bench.script_inner_commands()
-        print(f"  executed by Redis: keyed {keyed_per:.1f}   plain Celery {plain_per:.1f}")
+            print(
+                f"  broker messages {b['messages_before']:.0f} -> {b['messages_after']:.0f} "
+                f"(ratio {b['messages_after'] / b['messages_before']:.2f}); Redis memory "
+                f"{b['memory_before_mb']:.0f} -> {b['memory_after_mb']:.0f} MB "
+                f"(ratio {b['memory_after_mb'] / b['memory_before_mb']:.2f})"
+            )
+            print(
+                f"  {b['runs']:.0f} pump runs: median {b['run_median_s']:.3f} s, max {b['run_max_s']:.3f} s; "
+                f"{b['republished']:.0f} keys republished"
+            )
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def throughput(bench: Bench) -> None:
+    """Keyed vs plain Celery no-op tasks/s with 1 and 2 processes, and Redis commands per reconcile."""
+    print(f"{bench.tasks} no-op tasks per run")
+    figures = {}
+    for concurrency in (1, 2):
+        keyed, keyed_used = bench.keyed(concurrency)
+        plain_rate, plain_used = bench.plain(concurrency)
+        figures[concurrency] = (keyed, plain_rate, keyed_used, plain_used)
         print(
-            f"  round trips (minus the {inner:.0f} commands run inside the scripts): "
-            f"keyed {keyed_per - inner:.1f}   plain Celery {plain_per:.1f}"
+            f"  {concurrency} process(es): keyed {keyed:7.0f} tasks/s   "
+            f"plain Celery {plain_rate:7.0f} tasks/s   ratio {keyed / plain_rate:.2f}"
         )
-        print(
-            f"  of which queue scripts (add, claim, done): {keyed_used.get('evalsha', 0) / bench.tasks:.2f}"
-        )
-        published, runs = bench.storm(options.storm_adds, options.storm_keys)
-        print(
-            f"Event storm: {options.storm_adds} adds over {options.storm_keys} keys with 2 processes working:"
-        )
-        print(f"  {published} messages published = {published / options.storm_keys:.2f} per key; {runs} runs")
+    _, _, keyed_used, plain_used = figures[2]
+    print("Redis commands per reconcile, 2 processes (Celery messaging, task events, the no-op's INCR):")
+    keyed_per, plain_per = per_task(keyed_used, bench.tasks), per_task(plain_used, bench.tasks)
+    inner = bench.script_inner_commands()
+    print(f"  executed by Redis: keyed {keyed_per:.1f}   plain Celery {plain_per:.1f}")
+    print(
+        f"  round trips (minus the {inner:.0f} commands run inside the scripts): "
+        f"keyed {keyed_per - inner:.1f}   plain Celery {plain_per:.1f}"
+    )
+    print(f"  of which queue scripts (add, claim, done): {keyed_used.get('evalsha', 0) / bench.tasks:.2f}")
 
 
 @contextmanager

@@ -2,36 +2,58 @@
 
 from __future__ import annotations
 
+import errno
+import http.client
 import json
 import socket
+import ssl
 from dataclasses import dataclass
 
 import pydantic
 import redis.exceptions
 import requests.exceptions
 import urllib3.exceptions
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.queue.workqueue import Outcome
 
-TRANSIENT_STATUS = frozenset({409, 429}) | frozenset(range(500, 600))
-"""HTTP statuses that retrying fixes: conflicts, throttling, server errors."""
+TRANSIENT_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+"""HTTP statuses that retrying fixes: request timeouts, conflicts, throttling, server errors."""
 PERMANENT_STATUS = frozenset({400, 403, 404, 422})
 """HTTP statuses that retrying cannot fix: bad request, forbidden, a missing dependency, invalid."""
 
 _CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    ConnectionError,  # includes ConnectionRefusedError/ResetError
+    ConnectionError,  # includes ConnectionRefusedError/ResetError and http.client.RemoteDisconnected
     TimeoutError,  # includes socket.timeout
     socket.gaierror,
+    ssl.SSLError,  # e.g. an EOF in the handshake of a restarting server
+    http.client.HTTPException,  # incomplete reads, bad status lines
+    # urllib3 (the kubernetes client): timeouts (incl. new connections and name resolution),
+    # retries used up, broken responses, TLS, proxies, an exhausted pool
     urllib3.exceptions.MaxRetryError,
-    urllib3.exceptions.NewConnectionError,
-    urllib3.exceptions.ProtocolError,
     urllib3.exceptions.TimeoutError,
+    urllib3.exceptions.ProtocolError,
+    urllib3.exceptions.SSLError,
+    urllib3.exceptions.ProxyError,
+    urllib3.exceptions.PoolError,
     requests.exceptions.ConnectionError,
     requests.exceptions.Timeout,
+    # redis: connections (incl. loading, max connections), timeouts, failover and memory pressure
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.OutOfMemoryError,
+    # Celery's time limits: the soft one interrupts the handler, the hard one kills its process
+    SoftTimeLimitExceeded,
+    TimeLimitExceeded,
 )
+_NETWORK_ERRNOS = frozenset(
+    {errno.ENETDOWN, errno.ENETUNREACH, errno.EHOSTDOWN, errno.EHOSTUNREACH, errno.ETIMEDOUT}
+)
+"""Socket errors that are plain ``OSError``s, not ``ConnectionError``s."""
 
 
 class PermanentError(Exception):
@@ -59,6 +81,8 @@ def classify(exc: BaseException) -> Outcome:
     if isinstance(exc, PermanentError | pydantic.ValidationError):
         return Outcome.PERMANENT
     if isinstance(exc, (TransientError, *_CONNECTION_ERRORS)):
+        return Outcome.TRANSIENT
+    if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
         return Outcome.TRANSIENT
     if isinstance(exc, ApiException):
         if exc.status in TRANSIENT_STATUS:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import http.client
 import socket
+import ssl
 from typing import Any
 
 import pydantic
@@ -10,6 +13,7 @@ import pytest
 import redis.exceptions
 import requests.exceptions
 import urllib3.exceptions
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify, describe
@@ -36,6 +40,8 @@ def _validation_error() -> pydantic.ValidationError:
         (ApiException(status=429), Outcome.TRANSIENT),
         (ApiException(status=500), Outcome.TRANSIENT),
         (ApiException(status=503), Outcome.TRANSIENT),
+        (ApiException(status=504), Outcome.TRANSIENT),
+        (ApiException(status=408), Outcome.TRANSIENT),
         (ApiException(status=400), Outcome.PERMANENT),
         (ApiException(status=403), Outcome.PERMANENT),
         (ApiException(status=404), Outcome.PERMANENT),
@@ -45,6 +51,28 @@ def _validation_error() -> pydantic.ValidationError:
         (urllib3.exceptions.MaxRetryError(_NO_POOL, "/", None), Outcome.TRANSIENT),
         (urllib3.exceptions.ProtocolError("reset"), Outcome.TRANSIENT),
         (urllib3.exceptions.ReadTimeoutError(_NO_POOL, "/", "slow"), Outcome.TRANSIENT),
+        (urllib3.exceptions.ConnectTimeoutError(), Outcome.TRANSIENT),
+        (urllib3.exceptions.NewConnectionError(_NO_POOL, "refused"), Outcome.TRANSIENT),
+        (urllib3.exceptions.NameResolutionError("kcp", _NO_POOL, socket.gaierror()), Outcome.TRANSIENT),
+        (urllib3.exceptions.SSLError("EOF in violation of protocol"), Outcome.TRANSIENT),
+        (urllib3.exceptions.ProxyError("proxy down", OSError()), Outcome.TRANSIENT),
+        (urllib3.exceptions.IncompleteRead(10, 20), Outcome.TRANSIENT),
+        (urllib3.exceptions.EmptyPoolError(_NO_POOL, "full"), Outcome.TRANSIENT),
+        (http.client.RemoteDisconnected("closed"), Outcome.TRANSIENT),
+        (http.client.IncompleteRead(b""), Outcome.TRANSIENT),
+        (ssl.SSLEOFError(), Outcome.TRANSIENT),
+        (OSError(errno.EHOSTUNREACH, "No route to host"), Outcome.TRANSIENT),
+        (OSError(errno.ENETUNREACH, "Network is unreachable"), Outcome.TRANSIENT),
+        (redis.exceptions.TimeoutError(), Outcome.TRANSIENT),
+        (redis.exceptions.BusyLoadingError(), Outcome.TRANSIENT),
+        (redis.exceptions.ReadOnlyError(), Outcome.TRANSIENT),
+        (redis.exceptions.TryAgainError(), Outcome.TRANSIENT),
+        (redis.exceptions.MasterDownError("MASTERDOWN"), Outcome.TRANSIENT),
+        (redis.exceptions.OutOfMemoryError(), Outcome.TRANSIENT),
+        (SoftTimeLimitExceeded(), Outcome.TRANSIENT),
+        (TimeLimitExceeded(60), Outcome.TRANSIENT),
+        (OSError(errno.ENOENT, "No such file"), Outcome.ERROR),
+        (redis.exceptions.ResponseError("WRONGTYPE"), Outcome.ERROR),
         (requests.exceptions.ConnectionError(), Outcome.TRANSIENT),
         (redis.exceptions.ConnectionError(), Outcome.TRANSIENT),
         (ConnectionRefusedError(), Outcome.TRANSIENT),
