@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any, ParamSpec, TypeVar, cast
 
 from celery import Celery, Task
+from celery.exceptions import TimeLimitExceeded
 from celery.signals import setup_logging
 
 from syncflow.config import Settings
@@ -21,7 +22,7 @@ from syncflow.keys import ObjectKey
 from syncflow.logs import configure_logging, log_event
 from syncflow.queue.celeryconf import celery_config
 from syncflow.queue.errors import describe
-from syncflow.queue.execute import Handler, run_keyed
+from syncflow.queue.execute import Handler, out_of_time, run_keyed
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals
 from syncflow.queue.registry import register_verb
@@ -97,6 +98,14 @@ class KeyedTask(Task):  # type: ignore[misc]
         if report.error is not None:
             raise report.error
         return report.outcome
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        # Called in the worker's main process when the hard time limit killed the pool process.
+        if isinstance(exc, TimeLimitExceeded) and args:
+            try:
+                out_of_time(runtime.service, str(args[0]), task_id, exc)
+            except Exception as error:  # Redis down: the lease then expires and the pump requeues
+                log_event(logger, "task.time_limit_unrecorded", level=logging.WARNING, error=repr(error))
 
 
 def _run(self: KeyedTask, key: str) -> str:

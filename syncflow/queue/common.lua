@@ -2,10 +2,12 @@
 -- KEYS: D dirty set, P pending zset (score = when its message was sent or last seen in the broker),
 -- BK bulk-only set, L lease zset (score = deadline), O lease owner tokens, W delayed zset
 -- (score = not-before), F failure counts, T first-failure times, X parked keys (value = park time),
--- E last error payloads, S counters.
+-- E last error payloads, S counters, N strikes (failures that count towards parking: unclassified
+-- errors and expired leases, never transient ones).
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
-local D, P, BK, L, O, W, F, T, X, E, S =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local D, P, BK, L, O, W, F, T, X, E, S, N =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11],
+  KEYS[12]
 
 local LEASE_EXPIRED = '{"type":"LeaseExpired","error":"lease expired: the worker died or outran its lease"}'
 
@@ -27,6 +29,7 @@ local function forget(k)
   redis.call('HDEL', F, k)
   redis.call('HDEL', T, k)
   redis.call('HDEL', E, k)
+  redis.call('HDEL', N, k)
 end
 
 local function unpark(k)
@@ -34,11 +37,15 @@ local function unpark(k)
   forget(k)
 end
 
-local function record_failure(k, now, payload)
+-- Returns the failed attempts and the strikes; ``strike`` says whether this failure counts towards
+-- parking.
+local function record_failure(k, now, payload, strike)
   local attempts = redis.call('HINCRBY', F, k, 1)
   redis.call('HSETNX', T, k, now)
   redis.call('HSET', E, k, payload)
-  return attempts
+  local strikes = tonumber(redis.call('HGET', N, k) or 0)
+  if strike then strikes = redis.call('HINCRBY', N, k, 1) end
+  return attempts, strikes
 end
 
 local function park(k, now)
@@ -65,7 +72,7 @@ local function add(k, bulk, now)
     redis.call('ZREM', L, k)
     redis.call('HDEL', O, k)
     redis.call('HINCRBY', S, 'expired', 1)
-    record_failure(k, now, LEASE_EXPIRED)
+    record_failure(k, now, LEASE_EXPIRED, true)
   end
   if redis.call('SISMEMBER', D, k) == 1 then
     if expired then

@@ -1,6 +1,7 @@
 -- ARGV: key, token, outcome, delay (ms, for "after"), error payload, backoff base (ms),
 -- backoff cap (ms), max attempts. Outcomes: ok, after (requeue after delay), transient (back off),
--- error (back off, park after max attempts), permanent (park now).
+-- error (back off, park after max attempts strikes: unclassified errors and expired leases),
+-- permanent (park now).
 -- Returns {state, attempts, delay ms, lane}; state is lost, done, delayed, backoff, parked or
 -- requeued (dirtied while running: published again now on the returned lane).
 local k, token, outcome = ARGV[1], ARGV[2], ARGV[3]
@@ -21,8 +22,9 @@ elseif outcome == 'after' then
   state, delay = 'delayed', after
   redis.call('ZADD', W, now + delay, k)
 else
-  attempts = record_failure(k, now, payload)
-  if outcome == 'permanent' or (outcome == 'error' and attempts >= max_attempts) then
+  local strikes
+  attempts, strikes = record_failure(k, now, payload, outcome ~= 'transient')
+  if outcome == 'permanent' or (outcome == 'error' and strikes >= max_attempts) then
     if not dirty then
       park(k, now)
       return {'parked', attempts, 0, 0}

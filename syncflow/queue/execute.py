@@ -84,6 +84,30 @@ def run_keyed(
     return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error)
 
 
+def out_of_time(service: QueueService, raw_key: str, token: str, error: Exception) -> None:
+    """The worker's side of a hard time limit: the handler's process was killed mid-run, so release
+    its lease now and back the key off. A timeout is transient: it never parks the key (a key that
+    kills its process by other means, e.g. OOM, still strikes when its lease expires)."""
+    try:
+        key = ObjectKey.parse(raw_key)
+    except InvalidKeyError:
+        return
+    queue = service.queue_for(key)
+    result = queue.done(key, token, Outcome.TRANSIENT, error=_payload(error, Outcome.TRANSIENT))
+    service.publish(queue.name, [(key, result.lane)])
+    log_event(
+        logger,
+        "task.done",
+        level=logging.WARNING,
+        key=raw_key,
+        outcome=Outcome.TRANSIENT.value,
+        state=result.state,
+        attempts=result.attempts,
+        retry_in_s=result.delay,
+        error=f"{type(error).__name__}: {describe(error)}",
+    )
+
+
 def _payload(error: Exception, outcome: Outcome) -> str:
     """The failure record stored with the key: error and traceback capped, whatever the handler raised."""
     return json.dumps(

@@ -7,8 +7,11 @@ agent prefix, so tests sharing one Redis never see each other's data.
 from __future__ import annotations
 
 import os
+import signal
 import time
 import uuid
+
+from celery.exceptions import SoftTimeLimitExceeded
 
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError
@@ -41,3 +44,23 @@ def needs_fix(key: ObjectKey) -> None:
     if not redis.exists(test_key(f"fixed:{key}")):
         raise PermanentError(f"dependency of {key.name} is missing")
     redis.incr(test_key(f"ok:{key}"))
+
+
+@keyed_task("hang")
+def hang(key: ObjectKey) -> None:
+    """Hang until the hard time limit kills the process: the soft limit cannot interrupt it."""
+    redis = runtime.service.redis
+    redis.incr(test_key(f"attempts:{key}"))
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        try:
+            time.sleep(deadline - time.monotonic())
+        except SoftTimeLimitExceeded:
+            continue  # as if stuck in code no signal reaches
+
+
+@keyed_task("poison")
+def poison(key: ObjectKey) -> None:
+    """Kill the worker process that runs it, every time (like an out-of-memory kill)."""
+    runtime.service.redis.incr(test_key(f"attempts:{key}"))
+    os.kill(os.getpid(), signal.SIGKILL)

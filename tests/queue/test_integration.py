@@ -284,3 +284,38 @@ def test_redis_restarted_empty_reports_empty_and_accepts_new_work(
     wait_for(
         lambda: live.caught_up(after) and live.caught_up(before), timeout=60, what="work after the restart"
     )
+
+
+def attempts(live: Live, key: ObjectKey) -> int:
+    return int(live.redis.get(live.data(f"attempts:{key}")) or 0)
+
+
+def test_a_key_that_hits_the_hard_time_limit_backs_off_and_never_parks(
+    make_live: Callable[..., Live],
+) -> None:
+    live = make_live(max_attempts=2)
+    live.processes.worker()
+    live.processes.beat()
+    key = ObjectKey("hang", "limits", "root:ws", "", "stuck")
+    live.service.add(key)
+    wait_for(lambda: attempts(live, key) >= 4, timeout=90, what=lambda: "four runs\n" + live.processes.logs())
+    queue = live.service.queues["sync"]
+    assert not queue.is_parked(key), "a timeout is transient: it must never park the key"
+    failure = queue.failure(key)
+    assert failure is not None and failure.error["type"] == "TimeLimitExceeded"
+    assert queue.counters().get("expired", 0) == 0, "the worker releases the lease at once, no expiry"
+
+
+def test_a_key_that_kills_its_worker_process_every_time_is_parked(make_live: Callable[..., Live]) -> None:
+    live = make_live(max_attempts=2)
+    live.processes.worker()
+    live.processes.beat()
+    key = ObjectKey("poison", "limits", "root:ws", "", "oom")
+    live.service.add(key)
+    queue = live.service.queues["sync"]
+    wait_for(
+        lambda: queue.is_parked(key), timeout=90, what=lambda: "the key to park\n" + live.processes.logs()
+    )
+    failure = queue.failure(key)
+    assert failure is not None and failure.error["type"] == "LeaseExpired"
+    assert attempts(live, key) == 2

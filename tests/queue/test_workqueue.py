@@ -353,3 +353,12 @@ def test_two_pumps_at_once_publish_each_overdue_key_once(
         totals = list(pool.map(lambda _: service.pump(grace=1), range(2)))
     assert sum(t.republished for t in totals if t is not None) == 200
     assert sorted(k.name for k, _ in sent) == sorted(k.name for k in keys)
+
+
+def test_transient_failures_do_not_count_towards_parking(service: QueueService) -> None:
+    service.add(KEY)
+    for i in range(5):  # e.g. kcp unreachable for a while (max_attempts is 3)
+        assert fail(service, Outcome.TRANSIENT, f"t{i}")[0] == "backoff"
+    assert fail(service, Outcome.ERROR, "e1")[:2] == ("backoff", 6)
+    assert fail(service, Outcome.ERROR, "e2")[:2] == ("backoff", 7)
+    assert fail(service, Outcome.ERROR, "e3")[:2] == ("parked", 8)
