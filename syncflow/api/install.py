@@ -115,7 +115,6 @@ def apply_crds(
         api_client = load_client(kubeconfig, context)
     except KubeconfigError as exc:
         raise InstallError(str(exc)) from None
-    api_client.configuration.retries = 1
     api = client.ApiextensionsV1Api(api_client)
     try:
         for crd in crds:

@@ -189,7 +189,7 @@ def _log(line: str) -> None:
 
 def _forget_agent(url: str, agent: str) -> None:
     """Remove the demo agent's keys from a Redis the demo did not start."""
-    client = Redis.from_url(url)
+    client = Redis.from_url(url, socket_connect_timeout=5, socket_timeout=10)
     try:
         for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
             keys = list(client.scan_iter(match=pattern, count=1000))

@@ -6,9 +6,14 @@ import copy
 import os
 import re
 
+import urllib3
 from kubernetes import client, config
 
 _CLUSTER_SUFFIX = re.compile(r"/clusters/[^/]+/?$")
+
+RETRIES = urllib3.Retry(total=2, read=1)
+"""urllib3's retries of one request: a stale pooled connection is retried, but a read that timed out
+only once (the default, 3 retries of any error, would make a hung GET take four read timeouts)."""
 
 
 class KubeconfigError(ValueError):
@@ -21,6 +26,7 @@ def load_client(kubeconfig: str | None, context: str | None = None) -> client.Ap
     Never reads or changes the client library's global default configuration.
     """
     configuration = type.__call__(client.Configuration)
+    configuration.retries = RETRIES
     if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         try:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]

@@ -15,12 +15,15 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from syncflow.deadline import request_timeout
 from syncflow.metrics import record as metrics
 
 Obj = dict[str, Any]
 
 MERGE_PATCH = "application/merge-patch+json"
 DEFAULT_TIMEOUT = (5.0, 30.0)
+"""Connect and read timeouts (s) of one request; inside a task both are cut to the task's time left
+(``syncflow.deadline``)."""
 UNAVAILABLE = frozenset({502, 503, 504})
 """Answers that mean the API server behind a proxy or load balancer did not answer."""
 
@@ -72,6 +75,7 @@ class JsonApi:
         """Send one request and return the decoded JSON body."""
         if self.before_request is not None:
             self.before_request()
+        timeout = request_timeout(self.timeout)
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -85,7 +89,7 @@ class JsonApi:
         )
         try:
             response = self.api.call_api(
-                method, url, header_params=headers, body=payload, _request_timeout=self.timeout
+                method, url, header_params=headers, body=payload, _request_timeout=timeout
             )
             response.read()  # type: ignore[no-untyped-call]
         except (urllib3.exceptions.HTTPError, OSError):

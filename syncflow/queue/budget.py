@@ -7,6 +7,7 @@ import time
 from redis import Redis
 
 from syncflow.config import Settings
+from syncflow.deadline import DeadlineExceededError, remaining
 from syncflow.queue.layout import budget_key
 from syncflow.queue.scripts import Scripts
 
@@ -26,7 +27,11 @@ class RequestBudget:
         return int(self._script([key], [limit.qps, limit.burst], client=self._redis)) / 1000
 
     def take(self, endpoint: str) -> None:
-        """Wait until one request to ``endpoint`` fits the shared budget."""
+        """Wait until one request to ``endpoint`` fits the shared budget (never past the task's
+        deadline: then it raises ``DeadlineExceededError``, a transient error)."""
         wait = self.reserve(endpoint)
+        left = remaining()
+        if left is not None and wait > left:
+            raise DeadlineExceededError(f"the request budget of {endpoint} is spent past the task's deadline")
         if wait > 0:
             time.sleep(wait)

@@ -19,6 +19,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
         "socket_timeout": 30,
+        "socket_connect_timeout": 5,
         "socket_keepalive": True,
         "health_check_interval": 30,
     }

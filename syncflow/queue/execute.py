@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from syncflow.deadline import deadline
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
 from syncflow.queue.errors import RequeueAfter, classify, describe
@@ -21,6 +22,10 @@ logger = logging.getLogger("syncflow.task")
 
 Handler = Callable[[ObjectKey], None]
 """Processes one key. Raise ``RequeueAfter`` to come back later, any other exception to fail."""
+
+REQUEST_SHARE = 0.8
+"""Share of the task time limit a handler's API requests may use (Celery's soft limit is at 0.9):
+each request's timeouts are cut to the time left, so slow calls end as timeouts, not time limits."""
 
 _LEVELS = {
     Outcome.OK: logging.INFO,
@@ -57,7 +62,7 @@ def run_keyed(
 
     started = time.monotonic()
     error: Exception | None = None
-    with renewer.hold(queue, key, token):
+    with renewer.hold(queue, key, token), deadline(service.settings.task_time_limit * REQUEST_SHARE):
         try:
             handler(key)
         except Exception as exc:

@@ -10,6 +10,11 @@ from syncflow.config import Settings, load_settings
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import Publisher, QueueService
 
+REDIS_CONNECT_TIMEOUT = 5.0
+"""Seconds to connect to Redis."""
+REDIS_TIMEOUT = 10.0
+"""Seconds one Redis command may take (our scripts take milliseconds; nothing here blocks)."""
+
 
 class Runtime:
     """Settings, Redis client, queue service and lease renewer of this process."""
@@ -32,7 +37,13 @@ class Runtime:
     @cached_property
     def service(self) -> QueueService:
         """The queue service on the configured Redis."""
-        redis = Redis.from_url(self.settings.redis_url, health_check_interval=30, socket_keepalive=True)
+        redis = Redis.from_url(
+            self.settings.redis_url,
+            health_check_interval=30,
+            socket_keepalive=True,
+            socket_connect_timeout=REDIS_CONNECT_TIMEOUT,
+            socket_timeout=REDIS_TIMEOUT,
+        )
         return QueueService(redis, self.settings, self._publisher)
 
     @cached_property

@@ -8,6 +8,7 @@ import threading
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from syncflow.deadline import remaining
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.execute import run_keyed
@@ -149,3 +150,15 @@ def test_a_megabyte_error_is_stored_capped_at_4_kib(service: QueueService, renew
     assert failure.error["traceback"].startswith("Traceback (most recent call last)")
     stored = service.redis.hget(service.queues["sync"].layout.key("E"), str(KEY)) or b""
     assert len(stored) < 3 * 4096
+
+
+def test_handler_requests_must_end_well_inside_the_time_limit(
+    service: QueueService, renewer: LeaseRenewer
+) -> None:
+    left: list[float | None] = []
+    service.add(KEY)
+    run_keyed(service, renewer, lambda key: left.append(remaining()), str(KEY), "a")
+    [seconds] = left
+    limit = service.settings.task_time_limit
+    assert seconds is not None and 0.7 * limit < seconds <= 0.8 * limit
+    assert remaining() is None

@@ -10,8 +10,11 @@ from redis import Redis
 from redis.crc import key_slot
 
 from syncflow.config import Settings, load_settings
+from syncflow.deadline import DeadlineExceededError, deadline
 from syncflow.keys import ObjectKey
+from syncflow.queue.celeryconf import celery_config
 from syncflow.queue.layout import QueueLayout
+from syncflow.queue.runtime import Runtime
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Lane, Outcome, WorkQueue
 from tests.queue.conftest import Sent
@@ -362,3 +365,21 @@ def test_transient_failures_do_not_count_towards_parking(service: QueueService) 
     assert fail(service, Outcome.ERROR, "e1")[:2] == ("backoff", 6)
     assert fail(service, Outcome.ERROR, "e2")[:2] == ("backoff", 7)
     assert fail(service, Outcome.ERROR, "e3")[:2] == ("parked", 8)
+
+
+def test_budget_never_waits_past_the_task_deadline(redis: Redis, settings: Settings, sent: Sent) -> None:
+    limited = load_settings(**{**settings.model_dump(), "endpoint_limits": {"kcp": {"qps": 1, "burst": 1}}})
+    budget = QueueService(redis, limited, sent).budget
+    budget.take("kcp")  # the burst
+    started = time.monotonic()
+    with deadline(0.2), pytest.raises(DeadlineExceededError, match="budget of kcp"):
+        budget.take("kcp")  # the next token comes in ~1 s
+    assert time.monotonic() - started < 0.2
+
+
+def test_the_runtime_redis_client_has_timeouts(settings: Settings) -> None:
+    runtime = Runtime(Sent(), settings)
+    options = runtime.service.redis.connection_pool.connection_kwargs
+    assert options["socket_connect_timeout"] == 5 and options["socket_timeout"] == 10
+    transport = celery_config(settings)["broker_transport_options"]
+    assert transport["socket_connect_timeout"] == 5 and transport["socket_timeout"] == 30
