@@ -3,11 +3,12 @@
 -- BK bulk-only set, L lease zset (score = deadline), O lease owner tokens, W delayed zset
 -- (score = not-before), F failure counts, T first-failure times, X parked keys (value = park time),
 -- E last error payloads, S counters, N strikes (failures that count towards parking: unclassified
--- errors and expired leases, never transient ones).
+-- errors and expired leases, never transient ones), C cause of a failing key, CX index of causes
+-- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range).
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
-local D, P, BK, L, O, W, F, T, X, E, S, N =
+local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11],
-  KEYS[12]
+  KEYS[12], KEYS[13], KEYS[14]
 
 local LEASE_EXPIRED = '{"type":"LeaseExpired","error":"lease expired: the worker died or outran its lease"}'
 
@@ -25,11 +26,25 @@ local function backoff_ms(attempts, base, cap)
   return math.min(cap, base * 2 ^ (attempts - 1))
 end
 
+-- Record why k fails ('' = no known cause), keeping one index entry per failing key at most.
+local function set_cause(k, cause)
+  local old = redis.call('HGET', C, k)
+  if old == cause then return end
+  if old then redis.call('ZREM', CX, old .. '\0' .. k) end
+  if cause == '' then
+    redis.call('HDEL', C, k)
+  else
+    redis.call('HSET', C, k, cause)
+    redis.call('ZADD', CX, 0, cause .. '\0' .. k)
+  end
+end
+
 local function forget(k)
   redis.call('HDEL', F, k)
   redis.call('HDEL', T, k)
   redis.call('HDEL', E, k)
   redis.call('HDEL', N, k)
+  set_cause(k, '')
 end
 
 local function unpark(k)
@@ -38,11 +53,12 @@ local function unpark(k)
 end
 
 -- Returns the failed attempts and the strikes; ``strike`` says whether this failure counts towards
--- parking.
-local function record_failure(k, now, payload, strike)
+-- parking, ``cause`` names what it failed on ('' = unknown).
+local function record_failure(k, now, payload, strike, cause)
   local attempts = redis.call('HINCRBY', F, k, 1)
   redis.call('HSETNX', T, k, now)
   redis.call('HSET', E, k, payload)
+  set_cause(k, cause)
   local strikes = tonumber(redis.call('HGET', N, k) or 0)
   if strike then strikes = redis.call('HINCRBY', N, k, 1) end
   return attempts, strikes
@@ -72,7 +88,7 @@ local function add(k, bulk, now)
     redis.call('ZREM', L, k)
     redis.call('HDEL', O, k)
     redis.call('HINCRBY', S, 'expired', 1)
-    record_failure(k, now, LEASE_EXPIRED, true)
+    record_failure(k, now, LEASE_EXPIRED, true, '')
   end
   if redis.call('SISMEMBER', D, k) == 1 then
     if expired then

@@ -1,5 +1,5 @@
 -- ARGV: key, token, outcome, delay (ms, for "after"), error payload, backoff base (ms),
--- backoff cap (ms), max attempts. Outcomes: ok, after (requeue after delay), transient (back off),
+-- backoff cap (ms), max attempts, cause of the failure ('' = unknown). Outcomes: ok, after (requeue after delay), transient (back off),
 -- error (back off, park after max attempts strikes: unclassified errors and expired leases),
 -- permanent (park now).
 -- Returns {state, attempts, delay ms, lane}; state is lost, done, delayed, backoff, parked or
@@ -7,6 +7,7 @@
 local k, token, outcome = ARGV[1], ARGV[2], ARGV[3]
 local after, payload = tonumber(ARGV[4]), ARGV[5]
 local base, cap, max_attempts = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local cause = ARGV[9] or ''
 if redis.call('HGET', O, k) ~= token then
   redis.call('HINCRBY', S, 'lost', 1)
   return {'lost', 0, 0, 0}
@@ -23,7 +24,7 @@ elseif outcome == 'after' then
   redis.call('ZADD', W, now + delay, k)
 else
   local strikes
-  attempts, strikes = record_failure(k, now, payload, outcome ~= 'transient')
+  attempts, strikes = record_failure(k, now, payload, outcome ~= 'transient', cause)
   if outcome == 'permanent' or (outcome == 'error' and strikes >= max_attempts) then
     if not dirty then
       park(k, now)

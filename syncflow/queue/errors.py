@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import http.client
 import json
+import re
 import socket
 import ssl
 from dataclasses import dataclass
@@ -56,11 +57,25 @@ _NETWORK_ERRNOS = frozenset(
 """Socket errors that are plain ``OSError``s, not ``ConnectionError``s."""
 
 
-class PermanentError(Exception):
+_CAUSE = re.compile(r"[!-~]{1,200}")
+
+
+class _CausedError(Exception):
+    """An error that may name its cause, e.g. ``forbidden:<cluster>`` or ``unreachable:<endpoint>``:
+    when the cause goes, ``QueueService.replay_cause`` retries every key that failed for it."""
+
+    def __init__(self, message: str, *, cause: str | None = None) -> None:
+        super().__init__(message)
+        if cause is not None and not _CAUSE.fullmatch(cause):
+            raise ValueError(f"invalid cause {cause!r}: want 1-200 printable ASCII characters, no spaces")
+        self.cause = cause
+
+
+class PermanentError(_CausedError):
     """Retrying cannot help: park the key until someone fixes the cause and replays it."""
 
 
-class TransientError(Exception):
+class TransientError(_CausedError):
     """Retrying will help: back off and try again, without ever parking."""
 
 

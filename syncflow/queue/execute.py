@@ -70,7 +70,8 @@ def run_keyed(
     outcome = Outcome.OK if error is None else classify(error)
     after = error.seconds if isinstance(error, RequeueAfter) else 0.0
     payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome)
-    result = queue.done(key, token, outcome, after=after, error=payload)
+    cause = str(getattr(error, "cause", None) or "")
+    result = queue.done(key, token, outcome, after=after, error=payload, cause=cause)
     service.publish(queue.name, [(key, result.lane)])
 
     fields: dict[str, object] = {
@@ -85,6 +86,8 @@ def run_keyed(
         fields["retry_in_s"] = result.delay
     if error is not None and outcome is not Outcome.AFTER:
         fields["error"] = f"{type(error).__name__}: {describe(error)}"
+    if cause:
+        fields["cause"] = cause
     log_event(logger, "task.done", level=_LEVELS[outcome], **fields)
     return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error)
 
@@ -120,6 +123,7 @@ def _payload(error: Exception, outcome: Outcome) -> str:
             "type": type(error).__name__,
             "error": truncate(describe(error)),
             "outcome": outcome.value,
+            "cause": getattr(error, "cause", None) or "",
             "traceback": truncate_lines("".join(traceback.format_exception(error))),
         }
     )

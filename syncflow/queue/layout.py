@@ -17,7 +17,7 @@ CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
 """Every Celery queue syncflow uses."""
 
 # Order matters: the Lua prelude (common.lua) reads KEYS in this order.
-STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N")
+STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX")
 
 
 def agent_prefix(agent: str) -> str:

@@ -28,7 +28,7 @@ local expired = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, limit)
 for _, k in ipairs(expired) do
   redis.call('ZREM', L, k)
   redis.call('HDEL', O, k)
-  local attempts, strikes = record_failure(k, now, LEASE_EXPIRED, true)
+  local attempts, strikes = record_failure(k, now, LEASE_EXPIRED, true, '')
   if redis.call('SISMEMBER', D, k) == 1 then
     emit(k, make_pending(k, now))
   elseif strikes >= max_attempts then

@@ -54,6 +54,7 @@ def failure_record(failure: Failure) -> dict[str, Any]:
         "last_failure": _when(failure.last_failure),
         "error": failure.error.get("error", ""),
         "type": failure.error.get("type", ""),
+        "cause": failure.cause,
     }
 
 
@@ -64,7 +65,8 @@ def format_failures(failures: list[Failure], *, as_json: bool = False) -> str:
         return json.dumps(records, indent=2)
     return "\n".join(
         f"{r['key']}  attempts={r['attempts']}  first={r['first_failure']}  last={r['last_failure']}  "
-        f"{r['type']}: {_one_line(r['error'])}"
+        + (f"cause={r['cause']}  " if r["cause"] else "")
+        + f"{r['type']}: {_one_line(r['error'])}"
         for r in records
     )
 
@@ -76,6 +78,8 @@ def format_failure(failure: Failure) -> str:
         f"{name}: {record[name]}" for name in ("key", "queue", "attempts", "first_failure", "last_failure")
     ]
     lines.append(f"parked: {'yes' if failure.last_failure else 'no (backing off)'}")
+    if failure.cause:
+        lines.append(f"cause: {failure.cause}")
     lines.append(f"error: {record['type']}: {record['error']}")
     lines.append(failure.error.get("traceback", "").rstrip())
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from importlib import resources
 from redis import Redis
 from redis.commands.core import Script
 
-_QUEUE_SCRIPTS = ("add", "claim", "renew", "done", "pump", "touch", "replay")
+_QUEUE_SCRIPTS = ("add", "claim", "renew", "done", "pump", "touch", "replay", "replay_cause")
 
 
 def _source(name: str) -> str:
@@ -27,6 +27,7 @@ class Scripts:
     pump: Script
     touch: Script
     replay: Script
+    replay_cause: Script
     budget: Script
 
     @classmethod

@@ -75,6 +75,19 @@ class QueueService:
                 return True
         return False
 
+    def replay_cause(self, cause: str) -> int:
+        """Retry now every key whose last failure named ``cause`` (parked or backing off), in
+        batches of ``pump_batch``; returns how many were re-added. Call it when the cause has gone,
+        e.g. a permission claim was accepted or an endpoint answers again."""
+        readded = 0
+        for queue in self.queues.values():
+            while True:
+                taken, publish = queue.replay_cause(cause, self.settings.pump_batch)
+                readded += self.publish(queue.name, publish)
+                if taken < self.settings.pump_batch:
+                    break
+        return readded
+
     def replay_matching(self, match: str = "*") -> list[str]:
         """Replay every parked key matching the glob; returns the keys replayed."""
         return [f.key for f in self.parked(match) if self.replay(f.key)]

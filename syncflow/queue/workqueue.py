@@ -89,6 +89,11 @@ class Failure:
     last_failure: datetime | None
     error: dict[str, Any]
 
+    @property
+    def cause(self) -> str:
+        """What the last failure named as its cause ("" if nothing)."""
+        return str(self.error.get("cause") or "")
+
 
 def _time(ms: str | None) -> datetime | None:
     return datetime.fromtimestamp(int(ms) / 1000, UTC) if ms else None
@@ -130,10 +135,18 @@ class WorkQueue:
         return bool(self._scripts.renew(self._keys, [str(key), token, self._lease_ms]))
 
     def done(
-        self, key: ObjectKey, token: str, outcome: Outcome, *, after: float = 0.0, error: str = ""
+        self,
+        key: ObjectKey,
+        token: str,
+        outcome: Outcome,
+        *,
+        after: float = 0.0,
+        error: str = "",
+        cause: str = "",
     ) -> DoneResult:
-        """Release the lease and record the outcome (``after`` in seconds, ``error`` a JSON payload)."""
-        args = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning]
+        """Release the lease and record the outcome (``after`` in seconds, ``error`` a JSON payload,
+        ``cause`` what a failure failed on, for ``replay_cause``)."""
+        args = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning, cause]
         state, attempts, delay_ms, lane = self._scripts.done(self._keys, args)
         return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))
 
@@ -157,6 +170,13 @@ class WorkQueue:
         """Unpark a parked key and add it as an event; ``None`` if it was not parked."""
         lane = int(self._scripts.replay(self._keys, [str(key)]))
         return None if lane < 0 else Lane(lane)
+
+    def replay_cause(self, cause: str, limit: int) -> tuple[int, list[tuple[ObjectKey, Lane]]]:
+        """Retry up to ``limit`` keys failing for ``cause`` (parked or backing off) as events;
+        returns how many keys left the cause's index and the messages to publish."""
+        taken, *flat = self._scripts.replay_cause(self._keys, [cause, limit])
+        publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
+        return int(taken), publish
 
     def stats(self) -> QueueStats:
         """Counts of dirty, pending, leased, delayed and parked keys."""
