@@ -221,14 +221,21 @@ def failures() -> None:
 @_settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--match", default="*", show_default=True, help="Only keys matching this glob.")
+@click.option(
+    "--limit", default=1000, show_default=True, type=click.IntRange(min=1), help="Show at most this many."
+)
 @_reports_unreachable_redis
-def failures_list(as_json: bool, match: str, config_file: str | None, **flags: Any) -> None:
-    """One line per parked key: key, attempts, first/last failure, last error."""
+def failures_list(as_json: bool, match: str, limit: int, config_file: str | None, **flags: Any) -> None:
+    """One line per parked key (the first --limit by key): attempts, first/last failure, cause, error."""
     from syncflow.queue import report
 
-    output = report.format_failures(_service(_settings(config_file, **flags)).parked(match), as_json=as_json)
+    service = _service(_settings(config_file, **flags))
+    parked = service.parked(match, limit)
+    output = report.format_failures(parked, as_json=as_json)
     if output:
         click.echo(output)
+    if len(parked) == limit and (total := service.parked_count(match)) > limit:
+        click.echo(f"showing {limit} of {total} parked keys (--limit)", err=True)
 
 
 @failures.command("show")
@@ -259,8 +266,7 @@ def failures_replay(
         raise click.UsageError("give KEYS or --all, not both or neither")
     service = _service(_settings(config_file, **flags))
     if replay_all:
-        replayed = service.replay_matching(match)
-        click.echo(f"replayed {len(replayed)} keys")
+        click.echo(f"replayed {service.replay_matching(match)} keys")
         return
     missing = [key for key in keys if not service.replay(key)]
     click.echo(f"replayed {len(keys) - len(missing)} keys")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
@@ -88,17 +90,40 @@ class QueueService:
                     break
         return readded
 
-    def replay_matching(self, match: str = "*") -> list[str]:
-        """Replay every parked key matching the glob; returns the keys replayed."""
-        return [f.key for f in self.parked(match) if self.replay(f.key)]
+    def replay_matching(self, match: str = "*") -> int:
+        """Replay every parked key matching the glob, in batches; returns how many were replayed."""
+        replayed = 0
+        for queue in self.queues.values():
+            names = queue.parked_names(match)
+            while batch := list(itertools.islice(names, self.settings.pump_batch)):
+                lanes = [(ObjectKey.parse(name), queue.replay(name)) for name in batch]
+                replayed += self.publish(queue.name, [(key, lane) for key, lane in lanes if lane is not None])
+        return replayed
 
     def stats(self) -> list[QueueStats]:
         """Structure sizes of every keyed queue."""
         return [queue.stats() for queue in self.queues.values()]
 
-    def parked(self, match: str = "*") -> list[Failure]:
-        """Parked keys of every queue matching the glob."""
-        return [f for queue in self.queues.values() for f in queue.parked(match)]
+    def parked(self, match: str = "*", limit: int = 1000) -> list[Failure]:
+        """The failure records of the first ``limit`` parked keys (by key) matching the glob; only
+        ``limit`` names are held at a time, however many keys are parked."""
+        first = heapq.nsmallest(
+            limit,
+            ((name, queue) for queue in self.queues.values() for name in queue.parked_names(match)),
+            key=lambda entry: entry[0],
+        )
+        failures = [
+            failure
+            for queue in self.queues.values()
+            for failure in queue.failures(name for name, owner in first if owner is queue)
+        ]
+        return sorted(failures, key=lambda failure: failure.key)
+
+    def parked_count(self, match: str = "*") -> int:
+        """How many parked keys match the glob (every parked key for ``*``)."""
+        if match == "*":
+            return sum(int(self.redis.hlen(queue.layout.key("X"))) for queue in self.queues.values())
+        return sum(1 for queue in self.queues.values() for _ in queue.parked_names(match))
 
     def failure(self, key: str) -> Failure | None:
         """The failure record of ``key`` in whichever queue has one."""

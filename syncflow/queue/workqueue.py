@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
@@ -194,22 +194,32 @@ class WorkQueue:
         raw = self.redis.hgetall(self.layout.key("S"))
         return {_text(name): int(value) for name, value in raw.items()}
 
-    def parked(self, match: str = "*") -> list[Failure]:
-        """Failure records of parked keys whose key matches the glob ``match``, sorted by key."""
-        names = sorted(_text(k) for k, _ in self.redis.hscan_iter(self.layout.key("X"), match=match))
-        return [f for f in (self.failure(name) for name in names) if f is not None]
+    def parked_names(self, match: str = "*") -> Iterator[str]:
+        """Every parked key matching the glob ``match``, in no order (read in bounded chunks)."""
+        return (_text(k) for k, _ in self.redis.hscan_iter(self.layout.key("X"), match=match, count=1000))
+
+    def failures(self, names: Iterable[str]) -> list[Failure]:
+        """The failure records of these keys (one round trip), skipping keys without one."""
+        names = list(names)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for name in names:
+                for structure in ("F", "T", "X", "E"):
+                    pipe.hget(self.layout.key(structure), name)
+            fields = pipe.execute()
+        records = (self._failure(name, *fields[4 * i : 4 * i + 4]) for i, name in enumerate(names))
+        return [record for record in records if record is not None]
 
     def failure(self, key: ObjectKey | str) -> Failure | None:
         """The failure record of one key (parked or backing off), or ``None``."""
-        k, name = self.layout.key, str(key)
-        with self.redis.pipeline(transaction=False) as pipe:
-            for structure in ("F", "T", "X", "E"):
-                pipe.hget(k(structure), name)
-            attempts, first, parked_at, error = pipe.execute()
+        return next(iter(self.failures([str(key)])), None)
+
+    def _failure(self, name: str, *fields: bytes | None) -> Failure | None:
+        attempts, first, parked_at, error = fields  # F, T, X, E
         if attempts is None and parked_at is None:
             return None
-        last = _time(parked_at) if parked_at else None
-        return Failure(name, self.name, int(attempts or 0), _time(first), last, json.loads(error or "{}"))
+        last = _time(_text(parked_at)) if parked_at else None
+        first_at = _time(_text(first)) if first else None
+        return Failure(name, self.name, int(attempts or 0), first_at, last, json.loads(error or "{}"))
 
     def is_parked(self, key: ObjectKey | str) -> bool:
         """Whether the key is parked."""

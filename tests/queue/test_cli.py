@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
+from redis import Redis
 
 from syncflow.cli import main
-from tests.queue.conftest import free_port
+from syncflow.config import load_settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import Outcome
+from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, free_port, unique_agent
 
 
 def test_replay_needs_keys_or_all() -> None:
@@ -55,3 +62,28 @@ def test_unreachable_redis_is_one_clear_line(args: list[str]) -> None:
     assert result.exit_code == 1
     shown = url.replace(":s3cret@", ":***@")
     assert result.output == f"error: cannot reach Redis at {shown}: Connection refused\n"
+
+
+def test_failures_list_shows_at_most_limit_keys_and_says_how_many_there_are() -> None:
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    redis = Redis.from_url(REAL_REDIS_URL)
+    service = QueueService(redis, settings, lambda messages: None)
+    queue = service.queues["sync"]
+    try:
+        for i in range(5):
+            key = ObjectKey("sync", "r", "c", "ns", f"obj-{i}")
+            service.add(key)
+            queue.claim(key, f"t{i}")
+            queue.done(key, f"t{i}", Outcome.PERMANENT, error='{"error": "boom"}')
+        flags = ["--redis-url", REAL_REDIS_URL, "--agent-name", settings.agent_name]
+        result = CliRunner().invoke(main, ["failures", "list", "--limit", "2", *flags])
+        assert result.exit_code == 0, result.output
+        assert [line.split()[0] for line in result.stdout.splitlines()] == [
+            "sync/r/c/ns/obj-0",
+            "sync/r/c/ns/obj-1",
+        ]
+        assert result.stderr == "showing 2 of 5 parked keys (--limit)\n"
+        listed = CliRunner().invoke(main, ["failures", "list", "--json", *flags])
+        assert len(json.loads(listed.stdout)) == 5 and listed.stderr == ""
+    finally:
+        delete_agent_keys(redis, settings.agent_name)

@@ -209,8 +209,20 @@ def test_replay_matching_glob(service: QueueService) -> None:
         q(service).claim(key, f"t{i}")
         q(service).done(key, f"t{i}", Outcome.PERMANENT, error="{}")
     assert len(service.parked()) == 6
-    assert sorted(service.replay_matching("*/a-*")) == sorted(str(k) for k in keys[:3])
+    assert service.replay_matching("*/a-*") == 3
     assert sorted(f.key for f in service.parked()) == sorted(str(k) for k in keys[3:])
+
+
+def test_parked_lists_at_most_limit_keys_in_key_order_and_counts_them_all(service: QueueService) -> None:
+    keys = [ObjectKey("sync", "r", "c", "ns", f"n{i:02}") for i in range(12)]
+    for i, key in enumerate(keys):
+        service.add(key)
+        q(service).claim(key, f"t{i}")
+        q(service).done(key, f"t{i}", Outcome.PERMANENT, error="{}")
+    assert [f.key for f in service.parked(limit=5)] == [str(k) for k in keys[:5]]
+    assert service.parked_count() == 12
+    assert [f.key for f in service.parked("*/n1*")] == [str(k) for k in keys[10:]]
+    assert service.parked_count("*/n1*") == 2
 
 
 def test_expired_lease_is_requeued_and_counts_as_an_attempt(
