@@ -422,13 +422,17 @@ def watch(config_file: str | None, **flags: Any) -> None:
     from syncflow import modes
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
+    from syncflow.kube.leader import LeaderElectionError
 
     settings = _settings(config_file, **flags)
     try:
         process = modes.watch_process(settings)
     except (ConfigError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
-    process.run()
+    try:
+        process.run()
+    except LeaderElectionError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 main.add_command(workload_command)

@@ -1,9 +1,24 @@
-"""Network failures described for people: the innermost reason ("Connection refused") and URLs shown
-without their password."""
+"""Failures described for people: API errors like kubectl's, the innermost reason of a network error
+("Connection refused"), and URLs shown without their password."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit, urlunsplit
+
+from kubernetes.client.exceptions import ApiException
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line description of an error, like kubectl's for API errors (``403 Forbidden: ...``)."""
+    if isinstance(exc, ApiException):
+        try:
+            body = json.loads(exc.body) if exc.body else {}
+        except (TypeError, ValueError):
+            body = {}
+        message = body.get("message") if isinstance(body, dict) else None
+        return f"{exc.status} {exc.reason}: {message or exc.body or ''}".rstrip(": ")
+    return str(exc)
 
 
 def network_reason(exc: BaseException) -> str:

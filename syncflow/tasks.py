@@ -20,8 +20,8 @@ from celery.signals import setup_logging
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.logs import configure_logging, log_event
+from syncflow.neterrors import describe
 from syncflow.queue.celeryconf import celery_config
-from syncflow.queue.errors import describe
 from syncflow.queue.execute import Handler, out_of_time, run_keyed
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals

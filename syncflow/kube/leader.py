@@ -5,6 +5,11 @@ A candidate takes the Lease when it is free or when its record has not changed f
 leader renews every ``retry_period``; writes carry the resourceVersion read, so a ``409`` means
 another candidate won. A leader that cannot renew within ``renew_deadline`` stops leading and
 becomes a candidate again; a clean stop releases the Lease so a standby takes over at once.
+
+Errors reaching the Lease are logged once per distinct error, then at most every
+``complain_every`` seconds, and ``healthy`` says whether the Lease was read or written lately. A
+missing namespace is created again (the agent keeps its Lease and state there); if the agent may
+not create it, ``run`` raises ``LeaderElectionError``.
 """
 
 from __future__ import annotations
@@ -22,8 +27,17 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
+from syncflow.neterrors import describe, network_reason
 
 logger = logging.getLogger(__name__)
+
+
+_DISTINCT_ERRORS = 16
+"""Distinct Lease errors remembered for rate limiting at a time."""
+
+
+class LeaderElectionError(Exception):
+    """Leader election cannot work: e.g. the agent's namespace is gone and it may not create it."""
 
 
 def micro_time(moment: datetime) -> str:
@@ -45,6 +59,7 @@ class LeaderElector:
         retry_period: float = 2.0,
         *,
         release_on_stop: bool = True,
+        complain_every: float = 60.0,
     ) -> None:
         if not retry_period < renew_deadline < lease_duration:
             raise ValueError("need retry_period < renew_deadline < lease_duration")
@@ -62,11 +77,24 @@ class LeaderElector:
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         self._holder: str | None = None
+        self.complain_every = complain_every
+        self.last_success: float | None = None
+        """``time.monotonic()`` of the last attempt that read (and, if due, wrote) the Lease."""
+        self.last_error: str | None = None
+        """The last error reaching the Lease, until the next success."""
+        self.failures = 0
+        """Attempts that failed since the last success."""
+        self._complaints: dict[str, tuple[float, int]] = {}  # error -> (last logged, repeats since)
 
     @property
     def is_leader(self) -> bool:
         """Whether this candidate holds the Lease now."""
         return self._leader.is_set()
+
+    @property
+    def healthy(self) -> bool:
+        """Whether an attempt on the Lease succeeded within the last lease duration (for readiness)."""
+        return self.last_success is not None and time.monotonic() - self.last_success <= self.lease_duration
 
     @property
     def observed_holder(self) -> str | None:
@@ -76,16 +104,19 @@ class LeaderElector:
     def run(
         self, on_started: Callable[[], None], on_stopped: Callable[[], None], stop: threading.Event
     ) -> None:
-        """Campaign, lead and renew until ``stop`` is set; the callbacks must return promptly."""
+        """Campaign, lead and renew until ``stop`` is set; the callbacks must return promptly.
+        Raises ``LeaderElectionError`` (after stopping to lead) when election cannot work."""
         while not stop.is_set():
             if self._attempt():
                 self._leader.set()
                 log_event(logger, "leader.started", lease=self.name, identity=self.identity)
                 on_started()
-                self._lead(stop)
-                self._leader.clear()
-                log_event(logger, "leader.stopped", lease=self.name, identity=self.identity)
-                on_stopped()
+                try:
+                    self._lead(stop)
+                finally:
+                    self._leader.clear()
+                    log_event(logger, "leader.stopped", lease=self.name, identity=self.identity)
+                    on_stopped()
             else:
                 stop.wait(self.retry_period)
 
@@ -110,25 +141,89 @@ class LeaderElector:
             lease = self._get()
             if lease is None:
                 self._holder = ""
-                self.json.create(self._collection(), self._lease(self._spec({}, now, taking=True)))
+                self._create(self._lease(self._spec({}, now, taking=True)))
+                self._succeeded()
                 return True
             spec = lease.get("spec") or {}
             holder = self._holder = spec.get("holderIdentity") or ""
             if holder and holder != self.identity and not self._expired(lease):
+                self._succeeded()  # a standby that sees a live leader is fine
                 return False
             lease["spec"] = self._spec(spec, now, taking=holder != self.identity)
             self.json.replace(self.path, lease)
+            self._succeeded()
             return True
-        except Exception as exc:  # unreachable server, 409 from a rival, bad answers: not leading now
-            log_event(
-                logger,
-                "leader.attempt_failed",
-                level=logging.DEBUG,
-                lease=self.name,
-                identity=self.identity,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+        except LeaderElectionError:
+            raise
+        except ApiException as exc:
+            if exc.status == 409:  # a rival wrote first: normal competition, not an error
+                log_event(logger, "leader.conflict", level=logging.DEBUG, lease=self.name)
+            else:
+                self._failed(describe(exc))
             return False
+        except Exception as exc:  # unreachable server, bad answers: not leading now
+            self._failed(f"{type(exc).__name__}: {network_reason(exc)}")
+            return False
+
+    def _create(self, lease: dict[str, Any]) -> None:
+        """Create the Lease, and its namespace first if that is gone."""
+        try:
+            self.json.create(self._collection(), lease)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            self._create_namespace()
+            self.json.create(self._collection(), lease)
+
+    def _create_namespace(self) -> None:
+        """Create the agent's namespace; it holds the Lease and the sync state Secrets."""
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
+        try:
+            self.json.create("/api/v1/namespaces", body)
+        except ApiException as exc:
+            if exc.status == 409:  # it exists (another candidate made it, or it is being deleted)
+                return
+            if exc.status == 403:
+                message = (
+                    f"namespace {self.namespace} of the leader Lease is missing and {self.identity} "
+                    f"may not create it: {describe(exc)}"
+                )
+                log_event(logger, "leader.namespace_forbidden", level=logging.ERROR, error=message)
+                self.last_error = message
+                raise LeaderElectionError(message) from None
+            raise
+        log_event(
+            logger,
+            "leader.namespace_created",
+            level=logging.WARNING,
+            namespace=self.namespace,
+            reason="it was missing; it holds the leader Lease and the sync state",
+        )
+
+    def _succeeded(self) -> None:
+        self.last_success = time.monotonic()
+        if self.last_error is not None:
+            log_event(logger, "leader.lease_recovered", lease=self.name, failures=self.failures)
+        self.last_error, self.failures = None, 0
+        self._complaints.clear()
+
+    def _failed(self, error: str) -> None:
+        """Log an error reaching the Lease: each distinct error once, then at most every
+        ``complain_every`` seconds (saying how often it recurred meanwhile)."""
+        self.failures += 1
+        self.last_error = error
+        now = time.monotonic()
+        logged_at, unreported = self._complaints.get(error, (None, 0))
+        if logged_at is not None and now - logged_at < self.complain_every:
+            self._complaints[error] = (logged_at, unreported + 1)
+            return
+        if len(self._complaints) >= _DISTINCT_ERRORS:  # bounded: forget the oldest error
+            del self._complaints[next(iter(self._complaints))]
+        self._complaints[error] = (now, 0)
+        fields: dict[str, Any] = {"lease": f"{self.namespace}/{self.name}", "identity": self.identity}
+        if unreported:
+            fields["repeated"] = unreported
+        log_event(logger, "leader.lease_failed", level=logging.WARNING, error=error, **fields)
 
     def _expired(self, lease: dict[str, Any]) -> bool:
         """True when the record has not changed for its lease duration on our clock."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import http.client
-import json
 import re
 import socket
 import ssl
@@ -17,7 +16,11 @@ import urllib3.exceptions
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from kubernetes.client.exceptions import ApiException
 
+from syncflow import neterrors
 from syncflow.queue.workqueue import Outcome
+
+describe = neterrors.describe
+"""A one-line description of an error (lives in ``syncflow.neterrors``; handlers import it here)."""
 
 TRANSIENT_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 """HTTP statuses that retrying fixes: request timeouts, conflicts, throttling, server errors."""
@@ -105,15 +108,3 @@ def classify(exc: BaseException) -> Outcome:
         if exc.status in PERMANENT_STATUS:
             return Outcome.PERMANENT
     return Outcome.ERROR
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line description of an error, like kubectl's for API errors (``403 Forbidden: ...``)."""
-    if isinstance(exc, ApiException):
-        try:
-            body = json.loads(exc.body) if exc.body else {}
-        except (TypeError, ValueError):
-            body = {}
-        message = body.get("message") if isinstance(body, dict) else None
-        return f"{exc.status} {exc.reason}: {message or exc.body or ''}".rstrip(": ")
-    return str(exc)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from syncflow.deadline import deadline
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
-from syncflow.queue.errors import RequeueAfter, classify, describe
+from syncflow.neterrors import describe
+from syncflow.queue.errors import RequeueAfter, classify
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 
+from syncflow.kube.clients import for_url, load_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.kube.leader import LeaderElector
+from syncflow.kube.leader import LeaderElectionError, LeaderElector
+from tests.kube.conftest import close_client
+from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.proxy import tcp_proxy
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -71,10 +80,10 @@ def candidates(api: client.ApiClient, lease_name: str) -> Iterator[list[Candidat
             candidate.halt()
 
 
-def lease_spec(api: client.ApiClient, name: str) -> dict[str, object]:
+def lease_spec(api: client.ApiClient, name: str, namespace: str = "default") -> dict[str, object]:
     """The Lease's spec as stored."""
     spec: dict[str, object] = JsonApi(api).get(
-        f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{name}"
+        f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
     )["spec"]
     return spec
 
@@ -131,3 +140,146 @@ def test_clean_stop_releases_so_the_standby_takes_over_at_once(
 def test_rejects_inconsistent_durations(api: client.ApiClient) -> None:
     with pytest.raises(ValueError, match="renew_deadline"):
         LeaderElector(api, "default", "x", "me", lease_duration=5, renew_deadline=5, retry_period=1)
+
+
+def events(caplog: pytest.LogCaptureFixture, name: str) -> list[dict[str, object]]:
+    """The fields of every log event called ``name``."""
+    return [r.syncflow_fields for r in caplog.records if r.getMessage() == name]  # type: ignore[attr-defined]
+
+
+def test_a_deleted_namespace_is_created_again_and_said_so(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    leader = Candidate(LeaderElector(api, namespace, "syncagent.ns-test", "a", LEASE, RENEW, RETRY)).start()
+    try:
+        wait_for(lambda: leader.elector.is_leader and leader.elector.healthy, what="a to lead")
+        with caplog.at_level(logging.INFO, logger="syncflow.kube.leader"):
+            core.delete_namespace(namespace, _request_timeout=(5, 10))
+            wait_for(lambda: events(caplog, "leader.namespace_created"), timeout=30, what="a new namespace")
+            [created] = events(caplog, "leader.namespace_created")
+            assert created["namespace"] == namespace
+            wait_for(
+                lambda: leader.elector.is_leader and lease_spec(api, "syncagent.ns-test", namespace),
+                what="the Lease back",
+            )
+        assert lease_spec(api, "syncagent.ns-test", namespace)["holderIdentity"] == "a"
+        assert leader.elector.healthy
+    finally:
+        leader.halt()
+
+
+def test_lease_errors_are_logged_once_then_rate_limited_and_health_shows_them(
+    devcluster: DevclusterProcess, api: client.ApiClient, lease_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with tcp_proxy(devcluster.url) as proxy:
+        through = for_url(api, proxy.url)
+        elector = LeaderElector(through, "default", lease_name, "a", LEASE, RENEW, RETRY, complain_every=1.0)
+        candidate = Candidate(elector).start()
+        try:
+            wait_for(lambda: elector.is_leader and elector.healthy, what="a to lead")
+            with caplog.at_level(logging.INFO, logger="syncflow.kube.leader"):
+                proxy.block()  # the service cluster stops answering
+                wait_for(lambda: elector.failures >= 4, timeout=10, what="failed attempts")
+                assert len(events(caplog, "leader.lease_failed")) == 1, "one line for one distinct error"
+                assert elector.last_error and "\n" not in elector.last_error
+                wait_for(lambda: not elector.healthy, timeout=LEASE + 2, what="health to say so")
+                wait_for(lambda: len(events(caplog, "leader.lease_failed")) == 2, timeout=5, what="a repeat")
+                assert int(str(events(caplog, "leader.lease_failed")[1]["repeated"])) >= 1
+                proxy.unblock()
+                wait_for(lambda: elector.healthy and elector.is_leader, timeout=10, what="recovery")
+                [recovered] = events(caplog, "leader.lease_recovered")
+                assert int(str(recovered["failures"])) >= 4 and elector.last_error is None
+        finally:
+            candidate.halt()
+            close_client(through)
+
+
+@pytest.fixture(scope="module")
+def kcp_with_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:
+    """A kcp devcluster where the identity ``agent`` may use Leases but not create namespaces."""
+    server = start_devcluster(
+        tmp_path_factory.mktemp("kcp-agent"), "--kcp", "--token", f"agent={AGENT_TOKEN}", token=ADMIN_TOKEN
+    )
+    admin = JsonApi(load_client(str(server.kubeconfig)))
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    admin.create(
+        f"{rbac}/clusterroles",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "leases"},
+            "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}],
+        },
+    )
+    admin.create(
+        f"{rbac}/clusterrolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "agent-leases"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "leases"},
+            "subjects": [{"kind": "User", "name": "agent"}],
+        },
+    )
+    yield server
+    server.stop()
+
+
+ADMIN_TOKEN, AGENT_TOKEN = "admin-token-1", "agent-token-1"
+
+
+def test_a_namespace_the_agent_may_not_create_fails_loudly(
+    kcp_with_agent: DevclusterProcess, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kubeconfig = yaml.safe_load(kcp_with_agent.kubeconfig.read_text())
+    kubeconfig["users"][0]["user"] = {"token": AGENT_TOKEN}
+    (tmp_path / "agent.kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+    agent = load_client(str(tmp_path / "agent.kubeconfig"))
+    elector = LeaderElector(agent, "gone", "syncagent.forbidden", "a", LEASE, RENEW, RETRY)
+    expected = "namespace gone of the leader Lease is missing and a may not create it: 403 Forbidden"
+    try:
+        with (
+            caplog.at_level(logging.INFO, logger="syncflow.kube.leader"),
+            pytest.raises(LeaderElectionError, match=expected),
+        ):
+            elector.run(lambda: None, lambda: None, threading.Event())
+        [line] = events(caplog, "leader.namespace_forbidden")
+        assert "403 Forbidden" in str(line["error"])
+        assert not elector.is_leader and not elector.healthy
+    finally:
+        close_client(agent)
+
+
+def test_syncflow_watch_exits_with_one_line_when_it_may_not_create_its_namespace(
+    kcp_with_agent: DevclusterProcess, tmp_path: Path
+) -> None:
+    kubeconfig = yaml.safe_load(kcp_with_agent.kubeconfig.read_text())
+    kubeconfig["users"][0]["user"] = {"token": AGENT_TOKEN}
+    (tmp_path / "agent.kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "syncflow"),
+            "watch",
+            "--kubeconfig",
+            str(tmp_path / "agent.kubeconfig"),
+            "--kcp-kubeconfig",
+            str(kcp_with_agent.kubeconfig),
+            "--apiexportendpointslice-ref",
+            "unused",
+            "--namespace",
+            "gone",
+            "--agent-name",
+            "t" + uuid.uuid4().hex[:8],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert (
+        result.stderr.rstrip()
+        .splitlines()[-1]
+        .startswith("Error: namespace gone of the leader Lease is missing and ")
+    )

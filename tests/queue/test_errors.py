@@ -16,7 +16,8 @@ import urllib3.exceptions
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify, describe
+from syncflow.neterrors import describe
+from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify
 from syncflow.queue.workqueue import Outcome
 
 _NO_POOL: Any = None
