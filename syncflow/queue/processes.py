@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from syncflow.config import Settings
+from syncflow.queue.beat import BoundedScheduler
 from syncflow.tasks import app, bind
 
 
@@ -37,4 +38,4 @@ def run_beat(settings: Settings, *, schedule: str, loglevel: str = "INFO") -> No
 
     bind(settings)
     exposition.serve(settings, "beat")
-    app.Beat(schedule=schedule, loglevel=loglevel, max_interval=5).run()
+    app.Beat(schedule=schedule, loglevel=loglevel, max_interval=5, scheduler=BoundedScheduler).run()

@@ -22,6 +22,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
+from syncflow.queue.beat import WAITING_LIMIT
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
@@ -319,3 +320,17 @@ def test_a_key_that_kills_its_worker_process_every_time_is_parked(make_live: Cal
     failure = queue.failure(key)
     assert failure is not None and failure.error["type"] == "LeaseExpired"
     assert attempts(live, key) == 2
+
+
+def test_beat_without_workers_keeps_the_periodic_queue_bounded(make_live: Callable[..., Live]) -> None:
+    live = make_live()
+    live.processes.start("beat", "beat", "-s", str(live.processes.log_dir / "beat-schedule"), "-l", "DEBUG")
+    log = live.processes.log_dir / "beat.log"
+
+    def skipped() -> int:
+        return log.read_text(errors="replace").count("beat.skipped") if log.exists() else 0
+
+    wait_for(lambda: skipped() >= 5, timeout=60, what=lambda: "skipped ticks\n" + live.processes.logs())
+    waiting = live.service.broker_backlog()["periodic"]
+    assert waiting == WAITING_LIMIT, f"{waiting} periodic messages wait"
+    assert "beat.paused" in log.read_text()

@@ -1,0 +1,59 @@
+"""Celery beat's scheduler for syncflow: a periodic task is not sent while earlier ones still wait.
+
+Beat sends the pump every second whether or not a worker takes it; with no worker on the periodic
+queue its broker list would grow by 86,400 messages a day. Every periodic task is safe to skip (the
+next tick does the same work), so beat skips a tick while ``WAITING_LIMIT`` messages already wait.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cached_property
+from typing import Any
+
+from celery.beat import PersistentScheduler, ScheduleEntry
+from redis import Redis
+
+from syncflow.logs import log_event
+from syncflow.queue.layout import PERIODIC_QUEUE
+
+logger = logging.getLogger(__name__)
+
+WAITING_LIMIT = 10
+"""Messages of a queue beat sends to that may wait before it skips ticks."""
+
+
+class BoundedScheduler(PersistentScheduler):  # type: ignore[misc]
+    """Beat's persistent scheduler, skipping a tick while its queue already holds enough messages."""
+
+    skipped = 0
+
+    @cached_property
+    def redis(self) -> Redis:
+        return Redis.from_url(self.app.conf.broker_url, socket_connect_timeout=5, socket_timeout=10)
+
+    def apply_async(
+        self, entry: ScheduleEntry, producer: Any = None, advance: bool = True, **kwargs: Any
+    ) -> Any:
+        queue = entry.options.get("queue") or PERIODIC_QUEUE
+        prefix = self.app.conf.broker_transport_options.get("global_keyprefix", "")
+        waiting = int(self.redis.llen(prefix + queue))
+        if waiting >= WAITING_LIMIT:
+            if advance:
+                self.reserve(entry)
+            if not self.skipped:
+                log_event(
+                    logger,
+                    "beat.paused",
+                    level=logging.WARNING,
+                    queue=queue,
+                    waiting=waiting,
+                    reason="no worker takes the periodic tasks",
+                )
+            self.skipped += 1
+            log_event(logger, "beat.skipped", level=logging.DEBUG, task=entry.task, waiting=waiting)
+            return None
+        if self.skipped:
+            log_event(logger, "beat.resumed", queue=queue, skipped=self.skipped)
+            self.skipped = 0
+        return super().apply_async(entry, producer, advance, **kwargs)
