@@ -58,3 +58,8 @@ def budget_key(agent: str, endpoint: str) -> str:
 def pump_lock_key(agent: str) -> str:
     """The lock each pump run holds, so two runs never overlap."""
     return f"{agent_prefix(agent)}pump-lock"
+
+
+def pump_last_key(agent: str) -> str:
+    """Redis time (ms) of the last pump run: beat and a worker on the periodic queue are alive."""
+    return f"{agent_prefix(agent)}pump-last"

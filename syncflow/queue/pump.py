@@ -20,9 +20,12 @@ from redis.exceptions import LockError
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.broker import MessageScan
-from syncflow.queue.layout import pump_lock_key
+from syncflow.queue.layout import pump_last_key, pump_lock_key
 from syncflow.queue.registry import queue_of
 from syncflow.queue.workqueue import Lane, WorkQueue
+
+LAST_RUN_TTL = 86400
+"""Seconds the time of the last run is kept (``syncflow queue`` shows it)."""
 
 Publish = Callable[[str, Iterable[tuple[ObjectKey, Lane]]], int]
 """Sends one message per (key, lane) of a work queue; returns how many."""
@@ -68,7 +71,10 @@ class Pump:
         if not lock.acquire():
             return None
         try:
-            return _Run(self, self.settings.pump_grace if grace is None else grace, budget).run()
+            run = _Run(self, self.settings.pump_grace if grace is None else grace, budget)
+            totals = run.run()
+            self.redis.set(pump_last_key(self.settings.agent_name), run.now, ex=LAST_RUN_TTL)
+            return totals
         finally:
             with contextlib.suppress(LockError):  # expired during a stalled run: nothing to release
                 lock.release()
@@ -81,9 +87,12 @@ class _Run:
         self.deadline = time.monotonic() + budget
         self.promoted = self.expired = self.republished = self.published = 0
         self.unfinished = False
+        self.now = 0
+        """Redis time (ms) of the run's first pass."""
 
     def run(self) -> PumpTotals:
-        now, overdue = self._passes(self.pump.scan.verified())
+        self.now, overdue = self._passes(self.pump.scan.verified())
+        now = self.now
         # The scan always takes at least one chunk, so it progresses even when the passes spent the budget.
         begin_before = now - round(self.grace * 1000) if overdue else None
         step = self.pump.scan.step(self.deadline, begin_before, self._touch)

@@ -14,11 +14,13 @@ from syncflow.queue.workqueue import Failure
 
 
 def queue_snapshot(service: QueueService) -> dict[str, Any]:
-    """Structure sizes per keyed queue, broker messages per Celery queue and event counters."""
+    """Structure sizes per keyed queue, broker messages per Celery queue, event counters and the
+    seconds since the last pump run."""
     return {
         "queues": [asdict(stats) for stats in service.stats()],
         "messages": service.broker_backlog(),
         "counters": {name: queue.counters() for name, queue in service.queues.items()},
+        "last_pump_s": service.since_last_pump(),
     }
 
 
@@ -30,6 +32,13 @@ def format_snapshot(snapshot: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"{'MESSAGES':>10}" + "".join(f"{name:>10}" for name in snapshot["messages"]))
     lines.append(" " * 10 + "".join(f"{count:>10}" for count in snapshot["messages"].values()))
+    lines.append("")
+    last = snapshot["last_pump_s"]
+    lines.append(
+        f"last pump: {last:.1f} s ago"
+        if last is not None
+        else "last pump: none for a day (is beat running, and a worker on the periodic queue?)"
+    )
     return "\n".join(lines)
 
 

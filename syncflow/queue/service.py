@@ -13,7 +13,7 @@ from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.broker import MessageScan, RedisBrokerScan
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, broker_prefix
+from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, broker_prefix, pump_last_key
 from syncflow.queue.pump import Pump, PumpTotals
 from syncflow.queue.registry import queue_of
 from syncflow.queue.scripts import Scripts
@@ -67,6 +67,14 @@ class QueueService:
         """One bounded pump run over every queue (see ``syncflow.queue.pump``); None if another
         run is in progress. ``grace`` overrides the ``pump_grace`` setting."""
         return Pump(self.redis, self.settings, self.queues, self.publish, self.scan).run(grace)
+
+    def since_last_pump(self) -> float | None:
+        """Seconds since the last pump run ended (None: none in the last day)."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(pump_last_key(self.settings.agent_name))
+            pipe.time()
+            last, (seconds, micros) = pipe.execute()
+        return None if last is None else max(0.0, seconds + micros / 1e6 - int(last) / 1000)
 
     def replay(self, key: str) -> bool:
         """Unpark ``key`` and add it as an event; False if it is not parked."""

@@ -12,7 +12,7 @@ from redis import Redis
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
-from syncflow.queue.layout import pump_guard_key
+from syncflow.queue.layout import pump_last_key
 from syncflow.queue.service import QueueService
 from syncflow.schedule import BEAT_SCHEDULE, housekeeping_tasks
 from syncflow.tasks import CeleryPublisher, create_app
@@ -81,15 +81,13 @@ def test_housekeeping_tasks_send_no_task_events(
             timeout=60,
             what=lambda: f"a task-received event of the keyed task; logs:\n{processes.logs()}",
         )
-        guard = pump_guard_key(agent_settings.agent_name)
-        pumps = 0
+        last_run = pump_last_key(agent_settings.agent_name)
+        runs: set[bytes] = set()
 
         def pumped_three_times() -> bool:
-            nonlocal pumps
-            if redis.exists(guard):
-                pumps += 1
-                redis.delete(guard)
-            return pumps >= 3
+            if (value := redis.get(last_run)) is not None:
+                runs.add(value)
+            return len(runs) >= 3
 
         wait_for(pumped_three_times, timeout=60, what="three pumps run by the worker")
         wait_for(

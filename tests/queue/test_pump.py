@@ -11,6 +11,7 @@ from redis import Redis
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
+from syncflow.queue import report
 from syncflow.queue.broker import message_key
 from syncflow.queue.layout import pump_lock_key
 from syncflow.queue.pump import PumpTotals
@@ -19,6 +20,7 @@ from tests.queue.conftest import (
     TEMPLATE_KEY,
     BrokerLists,
     RedisServer,
+    Sent,
     celery_message_template,
     unique_agent,
 )
@@ -171,3 +173,14 @@ def test_a_stuck_backlog_of_100k_keys_keeps_one_message_per_key(redis_server: Re
     slowest = max(elapsed for elapsed, _ in runs)
     assert slowest < settings.pump_budget + 1.0, f"a pump run took {slowest:.2f}s"
     assert int(redis.info("memory")["used_memory"]) < memory_before * 1.05
+
+
+def test_the_time_of_the_last_run_is_shown(redis: Redis, settings: Settings, sent: Sent) -> None:
+    service = QueueService(redis, settings, sent)
+    assert service.since_last_pump() is None
+    assert "last pump: none for a day" in report.format_snapshot(report.queue_snapshot(service))
+    service.pump()
+    since = service.since_last_pump()
+    assert since is not None and 0 <= since < 5
+    snapshot = report.queue_snapshot(service)
+    assert snapshot["last_pump_s"] is not None and "last pump: " in report.format_snapshot(snapshot)
