@@ -16,6 +16,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 from celery import Celery, Task
 from celery.exceptions import TimeLimitExceeded
 from celery.signals import setup_logging
+from celery.worker.request import Request
 
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
@@ -86,26 +87,46 @@ def _setup_logging(loglevel: int | str | None = None, **_: Any) -> None:
     )
 
 
+def _running(pid: int | None) -> bool:
+    """Whether process ``pid`` is alive (not a zombie); False when it cannot be told (no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            state = stat.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+class KeyedRequest(Request):  # type: ignore[misc]
+    """A keyed task's request in the worker's main process."""
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        """At the hard time limit the pool process is still running the handler (it is killed just
+        after): a timeout, so release the key's lease now as a transient failure. A process that
+        already died on its own (e.g. OOM, and billiard has not noticed yet) is no timeout: its
+        lease expires and counts as a strike, so a key that kills its worker still parks."""
+        killed_by_limit = not soft and _running(self.worker_pid)
+        super().on_timeout(soft, timeout)
+        if killed_by_limit and self.args:
+            try:
+                out_of_time(runtime.service, str(self.args[0]), self.id, TimeLimitExceeded(timeout))
+            except Exception as error:  # Redis down: the lease then expires and the pump requeues
+                log_event(logger, "task.time_limit_unrecorded", level=logging.WARNING, error=repr(error))
+
+
 class KeyedTask(Task):  # type: ignore[misc]
     """Base of every keyed task: claim → handler → done. Failed runs end as task failures (for
     Flower); their key is then backing off or parked, never retried by Celery itself."""
 
     handler: Handler
     throws = (Exception,)  # expected: run_keyed already logged the outcome line
+    Request = KeyedRequest
 
     def run_key(self, key: str) -> str:
         report = run_keyed(runtime.service, runtime.renewer, self.handler, key, self.request.id)
         if report.error is not None:
             raise report.error
         return report.outcome
-
-    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
-        # Called in the worker's main process when the hard time limit killed the pool process.
-        if isinstance(exc, TimeLimitExceeded) and args:
-            try:
-                out_of_time(runtime.service, str(args[0]), task_id, exc)
-            except Exception as error:  # Redis down: the lease then expires and the pump requeues
-                log_event(logger, "task.time_limit_unrecorded", level=logging.WARNING, error=repr(error))
 
 
 def _run(self: KeyedTask, key: str) -> str:
