@@ -12,8 +12,8 @@ from __future__ import annotations
 from syncflow.keys import ObjectKey
 from syncflow.modes.workload import namespaces
 from syncflow.modes.workload.context import WorkloadContext, control_key, workload_context
-from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
-from syncflow.tasks import app, keyed_task, runtime
+from syncflow.queue.layout import CONTROL_QUEUE
+from syncflow.tasks import keyed_task, periodic_task, runtime
 
 TICK_VERBS = ("synctarget", "heartbeat", "namespaces")
 
@@ -51,7 +51,7 @@ def namespaces_task(key: ObjectKey) -> None:
     )
 
 
-@app.task(name="syncflow.workload-tick", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+@periodic_task("syncflow.workload-tick")
 def tick() -> int:
     """Beat: enqueue the SyncTarget's discovery, heartbeat and namespace cleanup."""
     workspace = _context().workspace
