@@ -166,8 +166,13 @@ def test_a_secret_made_for_a_certificate_in_the_service_cluster_appears_in_the_w
         up["data"] == tls and up["type"] == "kubernetes.io/tls" and up["metadata"]["labels"]["issuer"] == "ca"
     )
     assert not [k for k in up["metadata"].get("labels") or {} if k.startswith("syncagent.kcp.io/")]
-    annotations = team.get(g.kcp_path(name="web"))["metadata"]["annotations"]
-    assert json.loads(annotations["related-resources.syncagent.kcp.io/tls-secret.0"]) == {
+    annotation = "related-resources.syncagent.kcp.io/tls-secret.0"
+    recorded = wait_for(  # written once the Secret is up
+        lambda: (team.get(g.kcp_path(name="web"))["metadata"].get("annotations") or {}).get(annotation),
+        timeout=30,
+        what=lambda: f"the related-resource annotation on the Certificate\n{env.agent.logs()}",
+    )
+    assert json.loads(recorded) == {
         "namespace": "default",
         "name": "web-tls",
         "apiVersion": "v1",
