@@ -21,6 +21,8 @@ from syncflow.metrics import record as metrics
 Obj = dict[str, Any]
 
 MERGE_PATCH = "application/merge-patch+json"
+UNREACHABLE = "unreachable:"
+"""Cause of a failure to reach a named endpoint (``unreachable:<endpoint>``)."""
 DEFAULT_TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts (s) of one request; inside a task both are cut to the task's time left
 (``syncflow.deadline``)."""
@@ -92,12 +94,16 @@ class JsonApi:
                 method, url, header_params=headers, body=payload, _request_timeout=timeout
             )
             response.read()  # type: ignore[no-untyped-call]
-        except (urllib3.exceptions.HTTPError, OSError):
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             metrics.connection(self.endpoint, False)
+            if self.endpoint:  # keys that fail for it are retried as soon as the endpoint answers again
+                exc.cause = f"{UNREACHABLE}{self.endpoint}"  # type: ignore[union-attr]
             raise
         metrics.connection(self.endpoint, response.status not in UNAVAILABLE)
         if response.status >= 400:
-            raise ApiException(http_resp=response)
+            error = ApiException(http_resp=response)
+            error.endpoint = self.endpoint  # type: ignore[attr-defined]  # which side refused
+            raise error
         return json.loads(response.data) if response.data else {}
 
     def get(self, path: str, **query: str) -> Obj:

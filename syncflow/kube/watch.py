@@ -71,7 +71,8 @@ class StalledError(Exception):
 
 class ResourceWatch:
     """List and watch one collection (``list_path``) until stopped; each connection and failure is
-    reported as the connection status of ``endpoint`` (a mode's endpoint name; empty: not reported)."""
+    reported as the connection status of ``endpoint`` (a mode's endpoint name; empty: not reported);
+    ``on_connected`` runs each time the watch connects after not being connected."""
 
     def __init__(
         self,
@@ -91,6 +92,7 @@ class ResourceWatch:
         backoff: Backoff | None = None,
         ignore_resource_versions: Callable[[ObjectRef, str], bool] | None = None,
         endpoint: str = "",
+        on_connected: Callable[[], None] | None = None,
     ) -> None:
         self.api = api
         self.list_path = list_path
@@ -110,6 +112,7 @@ class ResourceWatch:
         self.backoff = backoff or Backoff()
         self.ignore_resource_versions = ignore_resource_versions
         self.endpoint = endpoint
+        self.on_connected = on_connected
         self._rv = ""
         self._known: set[ObjectRef] = set()
         self._lock = threading.Lock()
@@ -123,10 +126,13 @@ class ResourceWatch:
 
     def _set_status(self, **changes: Any) -> None:
         with self._lock:
+            was_healthy = self._status.healthy
             fields = {**self._status.__dict__, "resource_version": self._rv, **changes}
             self._status = WatchStatus(**fields)
         if "healthy" in changes:
             metrics.connection(self.endpoint, changes["healthy"])
+            if changes["healthy"] and not was_healthy and self.on_connected is not None:
+                self.on_connected()
 
     def run(self, stop: threading.Event) -> None:
         """List and watch until ``stop`` is set."""

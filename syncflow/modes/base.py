@@ -10,6 +10,7 @@ from typing import TypeVar
 from kubernetes.client import ApiClient
 from redis import Redis
 
+from syncflow import tasks
 from syncflow.config import Settings
 from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import load_client
@@ -88,5 +89,6 @@ def sync_manager(
         enqueue,
         bookmarks,
         OwnWrites(redis, settings.agent_name),
+        replay=tasks.runtime.service.replay_cause,
     )
     return manager, bookmarks

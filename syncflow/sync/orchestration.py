@@ -18,7 +18,7 @@ from typing import Any
 
 from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmarks
-from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.jsonapi import UNREACHABLE, JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
@@ -50,6 +50,8 @@ class SyncManager:
     enqueue: Enqueue
     bookmarks: Bookmarks
     echoes: OwnWrites | None = None
+    replay: Callable[[str], object] | None = None
+    """Retries the keys that failed for a cause (``QueueService.replay_cause``)."""
     watch_options: dict[str, Any] = field(default_factory=dict)
     watches: WatchSet = field(default_factory=WatchSet)
     _running: dict[str, tuple[SyncRule, tuple[JsonApi, ...]]] = field(default_factory=dict)
@@ -144,6 +146,13 @@ class SyncManager:
             return None
         return lambda ref, rv: echoes.is_own(endpoint, ref, rv)
 
+    def connected(self, endpoint: str) -> Callable[[], None] | None:
+        """What to do when a watch of ``endpoint`` (re)connects: retry the keys that failed to reach it."""
+        replay = self.replay
+        if replay is None:
+            return None
+        return lambda: _replay(replay, f"{UNREACHABLE}{endpoint}")
+
     def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...]) -> None:
         related = [RELATED] if rule.related else []
 
@@ -176,6 +185,7 @@ class SyncManager:
                     label_selector=rule.selector.labels,
                     ignore_resource_versions=self._own(rule.source.endpoint),
                     endpoint=rule.source.endpoint,
+                    on_connected=self.connected(rule.source.endpoint),
                     **self.watch_options,
                 ),
             )
@@ -192,6 +202,7 @@ class SyncManager:
                 label_selector=f"{AGENT_LABEL}={rule.agent}",
                 ignore_resource_versions=self._own(rule.target.endpoint),
                 endpoint=rule.target.endpoint,
+                on_connected=self.connected(rule.target.endpoint),
                 **self.watch_options,
             ),
         )
@@ -208,6 +219,24 @@ class SyncManager:
         """Whether every running watch has listed and is connected, with per-watch details."""
         statuses = self.watches.statuses()
         return all(s["synced"] and s["healthy"] for s in statuses.values()), {"watches": statuses}
+
+
+def _replay(replay: Callable[[str], object], cause: str) -> None:
+    """Retry the keys that failed for ``cause``; a failure (e.g. Redis away) is logged, never raised into a
+    watch thread."""
+    try:
+        replayed = replay(cause)
+    except Exception as exc:
+        log_event(
+            logger,
+            "rule.replay_failed",
+            level=logging.WARNING,
+            cause=cause,
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        return
+    if replayed:
+        log_event(logger, "rule.replayed", cause=cause, keys=replayed)
 
 
 def _hosts(apis: tuple[JsonApi, ...]) -> list[str]:

@@ -81,12 +81,16 @@ class WatchProcess:
             self._term = None
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
-        """Ready when leading with every watch listed and connected, or as a standby that sees a leader."""
+        """Ready while the Lease answers and, leading, every watch is listed and connected; as a standby,
+        while it sees a leader."""
+        lease_ok = self.elector.healthy or not self.settings.enable_leader_election
+        lease = {"lease_healthy": lease_ok, "lease_error": self.elector.last_error}
         if self._term is not None:
             ready, details = self._term[0].ready()
-            return ready, {"role": "leader", "identity": self.identity, **details}
+            return ready and lease_ok, {"role": "leader", "identity": self.identity, **lease, **details}
         holder = self.elector.observed_holder
-        return bool(holder), {"role": "standby", "identity": self.identity, "leader": holder or ""}
+        ready = bool(holder) and lease_ok
+        return ready, {"role": "standby", "identity": self.identity, "leader": holder or "", **lease}
 
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM."""

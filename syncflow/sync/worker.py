@@ -7,11 +7,13 @@ ends its keys, after its mode has released what the rule held.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.keys import ObjectKey
@@ -32,6 +34,22 @@ logger = logging.getLogger("syncflow.sync")
 
 POLL = "poll"
 Enqueue = Callable[[Iterable[ObjectKey]], object]
+
+
+FORBIDDEN = "forbidden:"
+"""Cause of a 403 from a rule's source in one logical cluster (``forbidden:<cluster>``): e.g. a permission
+claim not accepted yet in that workspace; its keys are retried when the workspace's binding changes."""
+
+
+@contextlib.contextmanager
+def forbidden_cause(rule: SyncRule, key: ObjectKey) -> Iterator[None]:
+    """Name the cause of a 403 the rule's source endpoint answers, so the key is retried when it goes."""
+    try:
+        yield
+    except ApiException as exc:
+        if exc.status == 403 and getattr(exc, "endpoint", "") == rule.source.endpoint:
+            exc.cause = f"{FORBIDDEN}{key.cluster}"  # type: ignore[attr-defined]
+        raise
 
 
 @dataclass
@@ -72,21 +90,22 @@ class RuleWorker:
         """Sync one source object (spec, status, deletion)."""
         s = self._lookup(key)
         if s is not None:
-            with metrics.sync_run(s.rule.source.resource.group_resource):
+            with forbidden_cause(s.rule, key), metrics.sync_run(s.rule.source.resource.group_resource):
                 sync_object(s, key)
 
     def status(self, key: ObjectKey) -> None:
         """Return a copy's status to its source object."""
         s = self._lookup(key)
         if s is not None:
-            with metrics.sync_run(s.rule.source.resource.group_resource):
+            with forbidden_cause(s.rule, key), metrics.sync_run(s.rule.source.resource.group_resource):
                 return_status(s, key)
 
     def related(self, key: ObjectKey) -> None:
         """Sync the related objects of one source object."""
         s = self._lookup(key)
         if s is not None:
-            sync_related(s, key, self._index(s.rule))
+            with forbidden_cause(s.rule, key):
+                sync_related(s, key, self._index(s.rule))
 
     def release(self, rule: SyncRule) -> int:
         """Mark ``rule`` gone, then release its finalizer on every source object and on the related

@@ -94,3 +94,43 @@ def test_same_local_name_from_two_workspaces_is_a_collision_not_a_takeover(publi
     )
     copy = g.copy_of(one, "same")
     assert copy is not None and copy["spec"] == {"owner": "team-1"}
+
+
+def test_a_key_a_workspace_refused_is_retried_when_its_binding_accepts_the_claim(
+    publish_env: PublishEnv,
+) -> None:
+    """A namespace filter needs the namespaces claim: a workspace that has not accepted it answers 403, the
+    key parks with cause forbidden:<cluster>, and accepting the claim in the APIBinding retries it at once."""
+    env = publish_env
+    g = Published(
+        env,
+        "claims",
+        "claims.example.com",
+        "claims",
+        "Claim",
+        filter={"namespace": {"matchLabels": {"sync": "yes"}}},
+    )
+    env.kcp_org.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "team-late"}})
+    team = env.workspace("root:org:team-late")
+    binding = {"reference": {"export": {"path": "root:org", "name": "services"}}, "permissionClaims": []}
+    team.create("/apis/apis.kcp.io/v1alpha1/apibindings", {"metadata": {"name": "services"}, "spec": binding})
+    wait_for(lambda: _ok(team, g.kcp_path()), timeout=30, what="the type served in team-late")
+    team.merge_patch("/api/v1/namespaces/default", {"metadata": {"labels": {"sync": "yes"}}})
+    team.create(
+        g.kcp_path(),
+        {"apiVersion": f"{g.group}/v1", "kind": g.kind, "metadata": {"name": "late"}, "spec": {}},
+    )
+    cluster = cluster_of(env, "team-late")
+    key = f"sync/claims/{cluster}/default/late"
+    failure = wait_for(
+        lambda: env.parked(key), timeout=60, what=lambda: f"{key} parked for the claim\n{env.agent.logs()}"
+    )
+    assert failure["cause"] == f"forbidden:{cluster}" and "403" in failure["error"]
+    binding["permissionClaims"] = [{"group": "", "resource": "namespaces", "all": True, "state": "Accepted"}]
+    current = team.get("/apis/apis.kcp.io/v1alpha1/apibindings/services")
+    team.merge_patch(
+        "/apis/apis.kcp.io/v1alpha1/apibindings/services",
+        {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": binding},
+    )
+    g.wait_copy(cluster, "late", timeout=30)
+    assert env.parked(key) is None

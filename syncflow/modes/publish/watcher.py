@@ -16,7 +16,7 @@ from kubernetes.client import ApiClient
 
 from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmarks
-from syncflow.kube.clients import for_cluster
+from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
@@ -29,8 +29,11 @@ from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules
 from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.watcher import TermWatcher
 from syncflow.sync.watches import Enqueue, KeyHandler
+from syncflow.sync.worker import FORBIDDEN
 
 logger = logging.getLogger("syncflow.publish")
+
+BINDINGS = "/apis/apis.kcp.io/v1alpha1/apibindings"
 
 
 class PublishWatcher(TermWatcher):
@@ -63,9 +66,30 @@ class PublishWatcher(TermWatcher):
         return self.rules.endpoint
 
     def before_pass(self) -> None:
-        """Resolve the endpoint slice (its virtual workspace URLs change as bindings come and go)."""
+        """Resolve the endpoint slice (its virtual workspace URLs change as bindings come and go), and
+        watch the APIBindings each virtual workspace shows."""
         endpoint = resolve(self.kcp, self.endpoints.slice_ref)
         self.rules.endpoint = self.endpoints.endpoint = endpoint
+        if self.prepared:
+            for url in endpoint.urls:
+                self.control.start(f"apibindings:{url}", self._bindings_watch(url))
+
+    def _bindings_watch(self, url: str) -> ResourceWatch:
+        """A binding that changes (e.g. accepts a permission claim) retries the keys its workspace refused."""
+        replay = self.manager.replay
+
+        def changed(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+            if replay is not None and obj is not None:
+                replay(f"{FORBIDDEN}{ref.cluster}")
+            return []
+
+        return self._watch(
+            for_url(self.kcp, f"{url}/clusters/*"),
+            BINDINGS,
+            f"kcp:apibindings:{url}",
+            KeyHandler(self.enqueue, changed),
+            endpoint=KCP,
+        )
 
     def prepare(self, stop: threading.Event) -> bool:
         """Resolve the APIExport, retrying until it works (kcp may be down or the slice not there yet)."""
