@@ -96,6 +96,7 @@ def wait(predicate: Callable[[], object], timeout: float) -> None:
 @contextmanager
 def worker(settings: Settings, concurrency: int) -> Iterator[None]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "SYNCFLOW_REDIS_URL": settings.redis_url}
+    env["SYNCFLOW_PREFLIGHT"] = "false"  # no-op tasks, no clusters
     env["SYNCFLOW_AGENT_NAME"] = settings.agent_name
     command = [str(Path(sys.executable).parent / "syncflow"), "worker", "-c", str(concurrency)]
     command += ["-Q", "sync,sync-bulk", "-I", "bench.queue", "-l", "WARNING"]

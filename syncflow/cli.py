@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from syncflow import __version__
+from syncflow import __version__, cliopts
 from syncflow.modes.edge.cli import edge as edge_command
 from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue.layout import CELERY_QUEUES
@@ -135,32 +135,29 @@ def devcluster(
 # --- work queue, failures, worker and beat (logic lives in syncflow.queue) ---
 
 
-def _settings_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The flags every queue command shares; they override SYNCFLOW_* variables and the YAML file."""
-    options = [
-        click.option(
-            "--config",
-            "config_file",
-            envvar="SYNCFLOW_CONFIG",
-            type=click.Path(dir_okay=False),
-            help="YAML settings file.",
-        ),
-        click.option("--redis-url", default=None, help="Redis of the work queue and broker."),
-        click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys."),
-        click.option("--log-format", type=click.Choice(["text", "json"]), default=None),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _settings(config_file: str | None, **flags: Any) -> Settings:
+def _settings(config_file: str | None, log_debug: bool = False, **flags: Any) -> Settings:
+    """Settings from flags (unset ones are None or, for repeatable flags, empty), environment and file."""
     from syncflow.config import ConfigError, load_settings
 
+    given = {name: value for name, value in flags.items() if value not in (None, ())}
+    if log_debug:
+        given["log_level"] = "DEBUG"
     try:
-        return load_settings(config_file, **flags)
+        return load_settings(config_file, **given)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _preflight(settings: Settings, role: str) -> None:
+    """Fail at once with one line when a setting cannot work (see syncflow.preflight)."""
+    from syncflow.logs import configure_logging
+    from syncflow.preflight import PreflightError, check
+
+    configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
+    try:
+        check(settings, role)  # type: ignore[arg-type]
+    except PreflightError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _service(settings: Settings) -> QueueService:
@@ -190,7 +187,7 @@ def _reports_unreachable_redis(command: Callable[..., None]) -> Callable[..., No
 
 
 @main.command("queue")
-@_settings_options
+@cliopts.flags(cliopts.AGENT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--watch", is_flag=True, help="Refresh until interrupted.")
 @click.option(
@@ -218,7 +215,7 @@ def failures() -> None:
 
 
 @failures.command("list")
-@_settings_options
+@cliopts.flags(cliopts.AGENT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--match", default="*", show_default=True, help="Only keys matching this glob.")
 @click.option(
@@ -239,7 +236,7 @@ def failures_list(as_json: bool, match: str, limit: int, config_file: str | None
 
 
 @failures.command("show")
-@_settings_options
+@cliopts.flags(cliopts.AGENT)
 @click.argument("key")
 @_reports_unreachable_redis
 def failures_show(key: str, config_file: str | None, **flags: Any) -> None:
@@ -253,7 +250,7 @@ def failures_show(key: str, config_file: str | None, **flags: Any) -> None:
 
 
 @failures.command("replay")
-@_settings_options
+@cliopts.flags(cliopts.AGENT)
 @click.argument("keys", nargs=-1)
 @click.option("--all", "replay_all", is_flag=True, help="Replay every parked key (see --match).")
 @click.option("--match", default="*", show_default=True, help="With --all: only keys matching this glob.")
@@ -275,7 +272,8 @@ def failures_replay(
 
 
 @main.command()
-@_settings_options
+@cliopts.flags(cliopts.AGENT, cliopts.CONNECT, cliopts.SERVE, cliopts.PUBLISH, cliopts.SYNC[:1])
+@cliopts.log_debug
 @click.option(
     "-Q",
     "--queues",
@@ -292,49 +290,35 @@ def failures_replay(
     help="Worker processes (prefork).",
 )
 @click.option("-I", "--include", multiple=True, help="Module defining keyed tasks (repeatable).")
-@click.option("-l", "--loglevel", default="INFO", show_default=True)
+@click.option("-l", "--loglevel", default=None, help="Log level (default: the log_level setting, INFO).")
 @click.option("-n", "--hostname", default=None, help="Worker node name (Celery's %h patterns work).")
-@click.option(
-    "--resync-period",
-    type=click.FloatRange(min=1),
-    default=None,
-    help="Seconds between resyncs (default 600).",
-)
-@click.option(
-    "--metrics-address",
-    default=None,
-    help="host:port serving /metrics for Prometheus (SYNCFLOW_METRICS_ADDRESS; default: off).",
-)
-@click.option(
-    "--health-address",
-    default=None,
-    help="host:port for /healthz and /readyz (SYNCFLOW_HEALTH_ADDRESS; default: off).",
-)
 def worker(
     *,
     queues: str,
     concurrency: int,
     include: tuple[str, ...],
-    loglevel: str,
+    loglevel: str | None,
     hostname: str | None,
     config_file: str | None,
     **flags: Any,
 ) -> None:
-    """Run a Celery worker for syncflow's keyed tasks."""
+    """Run a Celery worker for syncflow's keyed tasks (checks Redis and both clusters first)."""
     from syncflow.queue.processes import run_worker
 
+    settings = _settings(config_file, **flags)
+    _preflight(settings, "worker")
     run_worker(
-        _settings(config_file, **flags),
+        settings,
         queues=[q for q in queues.split(",") if q],
         concurrency=concurrency,
         include=include,
-        loglevel=loglevel,
+        loglevel=loglevel or settings.log_level,
         hostname=hostname,
     )
 
 
 @main.command()
-@_settings_options
+@cliopts.flags(cliopts.AGENT)
 @click.option(
     "-s",
     "--schedule",
@@ -344,13 +328,9 @@ def worker(
     type=click.Path(dir_okay=False),
     help="Beat's state file; its directory is created. [default: $XDG_STATE_HOME/syncflow/beat-schedule]",
 )
-@click.option("-l", "--loglevel", default="INFO", show_default=True)
-@click.option(
-    "--metrics-address",
-    default=None,
-    help="host:port serving /metrics for Prometheus (SYNCFLOW_METRICS_ADDRESS; default: off).",
-)
-def beat(schedule: str | None, loglevel: str, config_file: str | None, **flags: Any) -> None:
+@click.option("-l", "--loglevel", default=None, help="Log level (default: the log_level setting, INFO).")
+@cliopts.flags(cliopts.SERVE[:1], config=False)
+def beat(schedule: str | None, loglevel: str | None, config_file: str | None, **flags: Any) -> None:
     """Run Celery beat: the queue pump every second (safe to run twice)."""
     from pathlib import Path
 
@@ -358,13 +338,14 @@ def beat(schedule: str | None, loglevel: str, config_file: str | None, **flags: 
     from syncflow.queue.processes import run_beat
 
     settings = _settings(config_file, **flags)
+    _preflight(settings, "beat")
     path = Path(schedule) if schedule else beat_schedule()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         message = f"--schedule: cannot create directory {path.parent}: {exc.strerror}"
         raise click.ClickException(message) from None
-    run_beat(settings, schedule=str(path), loglevel=loglevel)
+    run_beat(settings, schedule=str(path), loglevel=loglevel or settings.log_level)
 
 
 @main.command()
@@ -394,29 +375,10 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 
 
 @main.command()
-@_settings_options
-@click.option("--kubeconfig", default=None, help="Kubeconfig of the service cluster.")
-@click.option(
-    "--kcp-kubeconfig", default=None, help="Kubeconfig of kcp (the workspace of the endpoint slice)."
+@cliopts.flags(
+    cliopts.AGENT, cliopts.CONNECT, cliopts.SERVE, cliopts.LEASE, cliopts.PUBLISH, cliopts.SYNC[1:]
 )
-@click.option("--namespace", default=None, help="Service-cluster namespace of the leader Lease and state.")
-@click.option("--apiexportendpointslice-ref", default=None, help="The APIExportEndpointSlice to serve.")
-@click.option(
-    "--published-resource-selector", default=None, help="Serve only PublishedResources matching it."
-)
-@click.option("--enable-leader-election/--disable-leader-election", default=None, help="Default: enabled.")
-@click.option("--health-address", default=None, help="host:port for /healthz and /readyz.")
-@click.option(
-    "--metrics-address",
-    default=None,
-    help="host:port serving /metrics for Prometheus (SYNCFLOW_METRICS_ADDRESS; default: off).",
-)
-@click.option(
-    "--orphan-policy",
-    type=click.Choice(["keep", "delete"]),
-    default=None,
-    help="Local copies of objects that stop matching a filter (default: keep).",
-)
+@cliopts.log_debug
 def watch(config_file: str | None, **flags: Any) -> None:
     """Watch the service cluster and kcp and enqueue sync work (publish mode); never writes objects."""
     from syncflow import modes
@@ -425,6 +387,7 @@ def watch(config_file: str | None, **flags: Any) -> None:
     from syncflow.kube.leader import LeaderElectionError
 
     settings = _settings(config_file, **flags)
+    _preflight(settings, "watch")
     try:
         process = modes.watch_process(settings)
     except (ConfigError, KubeconfigError) as exc:

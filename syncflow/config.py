@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="Least severe level logged."
     )
+    preflight: bool = Field(
+        True,
+        description="Check Redis and the clusters at start and refuse to start when they cannot work "
+        "(off only for processes that run custom task modules without clusters, e.g. queue tests).",
+    )
     mode: Literal["publish", "workload", "edge"] = Field(
         "publish",
         description="Which system syncflow is: publish (api-syncagent), workload (TMC syncer), edge.",
@@ -105,7 +110,25 @@ class Settings(BaseSettings):
     )
     kcp_kubeconfig: str | None = Field(
         None,
-        description="Kubeconfig of kcp, pointing at the workspace that holds the APIExportEndpointSlice.",
+        description="Kubeconfig of kcp, pointing at the workspace that holds the APIExportEndpointSlice "
+        "(required wherever kcp is used: never taken from ~/.kube/config).",
+    )
+    kubeconfig_host_override: str | None = Field(
+        None, description="Use this API server URL instead of the one in --kubeconfig."
+    )
+    kubeconfig_ca_file_override: str | None = Field(
+        None, description="Trust this CA file instead of the one in --kubeconfig."
+    )
+    kcp_host_override: str | None = Field(
+        None, description="Use this kcp URL instead of the one in --kcp-kubeconfig."
+    )
+    kcp_ca_file_override: str | None = Field(
+        None, description="Trust this CA file instead of the one in --kcp-kubeconfig."
+    )
+    disabled_controllers: list[Literal["apiexport", "apiresourceschema", "sync"]] = Field(
+        default_factory=list,
+        description="Publish mode's controllers not to run (api-syncagent's names): apiexport, "
+        "apiresourceschema, sync.",
     )
     namespace: str = Field(
         "default",

@@ -110,3 +110,5 @@ def configure_logging(fmt: LogFormat = "text", level: int | str = logging.INFO, 
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # urllib3 warns once per retried request; syncflow logs each failure itself, once, with its key
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)

@@ -9,6 +9,8 @@ import re
 import urllib3
 from kubernetes import client, config
 
+from syncflow.config import Settings
+
 _CLUSTER_SUFFIX = re.compile(r"/clusters/[^/]+/?$")
 
 RETRIES = urllib3.Retry(total=2, read=1)
@@ -20,11 +22,18 @@ class KubeconfigError(ValueError):
     """A kubeconfig that is missing or cannot be used; the message names the file."""
 
 
-def load_client(kubeconfig: str | None, context: str | None = None) -> client.ApiClient:
-    """A new ApiClient for ``kubeconfig`` (in-cluster or the default file when None).
+def load_client(kubeconfig: str | None, context: str | None = None, *, flag: str = "") -> client.ApiClient:
+    """A new ApiClient for ``kubeconfig`` (in-cluster or the default file when None); errors name ``flag``.
 
     Never reads or changes the client library's global default configuration.
     """
+    try:
+        return _load(kubeconfig, context)
+    except KubeconfigError as exc:
+        raise KubeconfigError(f"{flag}: {exc}" if flag else str(exc)) from exc.__cause__
+
+
+def _load(kubeconfig: str | None, context: str | None) -> client.ApiClient:
     configuration = type.__call__(client.Configuration)
     configuration.retries = RETRIES
     if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
@@ -63,3 +72,34 @@ def for_cluster(api: client.ApiClient, cluster: str) -> client.ApiClient:
         raise ValueError(f"not a logical cluster name or path: {cluster!r}")
     base = _CLUSTER_SUFFIX.sub("", api.configuration.host.rstrip("/"))
     return for_url(api, f"{base}/clusters/{cluster}")
+
+
+def _override(api: client.ApiClient, host: str | None, ca_file: str | None, flag: str) -> client.ApiClient:
+    if ca_file is not None and not os.path.isfile(ca_file):
+        raise KubeconfigError(f"{flag}: stat {ca_file}: no such file or directory")
+    if host:
+        api.configuration.host = host.rstrip("/")
+    if ca_file:
+        api.configuration.ssl_ca_cert = ca_file
+    return api
+
+
+def cluster_client(settings: Settings) -> client.ApiClient:
+    """The client of the cluster syncflow runs next to (``--kubeconfig``, its overrides; in-cluster or
+    ~/.kube/config when unset)."""
+    api = load_client(settings.kubeconfig, flag="--kubeconfig")
+    return _override(
+        api,
+        settings.kubeconfig_host_override,
+        settings.kubeconfig_ca_file_override,
+        "--kubeconfig-ca-file-override",
+    )
+
+
+def kcp_client(settings: Settings) -> client.ApiClient:
+    """The kcp client (``--kcp-kubeconfig``, its overrides): required, never a default kubeconfig, which
+    could make syncflow take the service cluster for kcp."""
+    if not settings.kcp_kubeconfig:
+        raise KubeconfigError("--kcp-kubeconfig is required (SYNCFLOW_KCP_KUBECONFIG): the kubeconfig of kcp")
+    api = load_client(settings.kcp_kubeconfig, flag="--kcp-kubeconfig")
+    return _override(api, settings.kcp_host_override, settings.kcp_ca_file_override, "--kcp-ca-file-override")

@@ -13,7 +13,7 @@ from redis import Redis
 from syncflow import tasks
 from syncflow.config import Settings
 from syncflow.kube.bookmarks import RedisBookmarks
-from syncflow.kube.clients import load_client
+from syncflow.kube.clients import kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import agent_prefix
@@ -48,7 +48,7 @@ class ModeContext:
     @cached_property
     def kcp(self) -> ApiClient:
         """The kcp client of the kcp kubeconfig."""
-        return load_client(self.settings.kcp_kubeconfig)
+        return kcp_client(self.settings)
 
     @property
     def endpoints(self) -> Endpoints:

@@ -34,7 +34,12 @@ def test_embedded_redis_runs_real_celery_workers_and_is_torn_down(tmp_path: Path
         agent = f"d{uuid.uuid4().hex[:10]}"
         settings = load_settings(agent_name=agent, redis_url=info.url)
         env = launch.child_env(
-            {"SYNCFLOW_REDIS_URL": info.url, "SYNCFLOW_AGENT_NAME": agent, "PYTHONPATH": str(REPO)}
+            {
+                "SYNCFLOW_REDIS_URL": info.url,
+                "SYNCFLOW_AGENT_NAME": agent,
+                "SYNCFLOW_PREFLIGHT": "false",  # test handlers, no clusters
+                "PYTHONPATH": str(REPO),
+            }
         )
         command = [*launch.syncflow_command(), "worker", "-c", "2", "-I", handlers.__name__]
         stack.start("worker", [*command, "-n", f"{agent}@%h"], env)

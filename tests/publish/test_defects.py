@@ -134,3 +134,22 @@ def test_a_key_a_workspace_refused_is_retried_when_its_binding_accepts_the_claim
     )
     g.wait_copy(cluster, "late", timeout=30)
     assert env.parked(key) is None
+
+
+def test_a_name_that_can_never_be_valid_parks_at_once(publish_env: PublishEnv) -> None:
+    """An invalid rendered name is a permanent error on the first attempt, not 15 retries."""
+    env = publish_env
+    g = Published(
+        env,
+        "badname",
+        "badname.example.com",
+        "badnames",
+        "Badname",
+        naming={"namespace": "badnames", "name": "{{ .Object.metadata.name }}-UPPER"},
+    )
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "x", {})
+    key = f"sync/badname/{cluster}/default/x"
+    failure = wait_for(lambda: env.parked(key), timeout=60, what=lambda: f"{key} parked\n{env.agent.logs()}")
+    assert failure["attempts"] == 1
+    assert "not a valid object name" in failure["error"] and "x-UPPER" in failure["error"]

@@ -241,7 +241,7 @@ def processes_factory(tmp_path: Path) -> Iterator[Callable[[Settings], Processes
     made: list[Processes] = []
 
     def make(settings: Settings) -> Processes:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, "PYTHONPATH": str(REPO), "SYNCFLOW_PREFLIGHT": "false"}  # no clusters here
         for name, value in settings.model_dump(mode="json", exclude_defaults=True).items():
             env[f"SYNCFLOW_{name.upper()}"] = (
                 json.dumps(value) if isinstance(value, dict | list) else str(value)

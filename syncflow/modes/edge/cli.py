@@ -30,9 +30,9 @@ def edge(
     settings = agentcli.load("edge", config_file, verbosity, defaults, **flags)
 
     def check() -> None:
-        from syncflow.kube.clients import load_client
+        from syncflow.kube.clients import kcp_client
         from syncflow.modes.edge.context import find_mailbox
 
-        find_mailbox(load_client(settings.kcp_kubeconfig), settings)
+        find_mailbox(kcp_client(settings), settings)
 
     agentcli.run(settings, role, workers, data_dir, check)

@@ -11,7 +11,7 @@ from redis import Redis
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
 from syncflow.keys import ObjectKey
-from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
 from syncflow.modes.base import ModeContext, context_of, sync_manager
@@ -59,7 +59,7 @@ class EdgeContext(ModeContext):
         """The engine's view of the two sides."""
         return EdgeEndpoints(
             self.client(for_cluster(self.kcp, self.mailbox.cluster), KCP),
-            self.client(load_client(self.settings.kubeconfig), PCLUSTER),
+            self.client(cluster_client(self.settings), PCLUSTER),
         )
 
 
@@ -79,7 +79,7 @@ def watch_process(settings: Settings) -> WatchProcess:
     redis = tasks.runtime.service.redis
     context = EdgeContext(settings, redis)
     mailbox = context.mailbox  # fails fast when the mailbox cannot be read
-    pcluster = load_client(settings.kubeconfig)
+    pcluster = cluster_client(settings)
 
     def build(enqueue: Enqueue) -> EdgeWatcher:
         endpoints = EdgeEndpoints(JsonApi(for_cluster(context.kcp, mailbox.cluster)), JsonApi(pcluster))

@@ -8,7 +8,7 @@ from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.clients import cluster_client, for_cluster, kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.publish.clients import PublishEndpoints
@@ -33,7 +33,12 @@ def slice_ref(settings: Settings) -> str:
 
 def rule_settings(settings: Settings) -> RuleSettings:
     """The settings every publish rule carries."""
-    return RuleSettings(settings.agent_name, settings.namespace, settings.orphan_policy)
+    return RuleSettings(
+        settings.agent_name,
+        settings.namespace,
+        settings.orphan_policy,
+        sync_enabled="sync" not in settings.disabled_controllers,
+    )
 
 
 class PublishContext(ModeContext):
@@ -49,7 +54,7 @@ class PublishContext(ModeContext):
         """What the control-plane reconcilers talk to."""
         export_workspace = self.client(for_cluster(self.kcp, self.endpoint.export_path), KCP)
         return PublishTarget(
-            service=self.client(load_client(self.settings.kubeconfig), SERVICE),
+            service=self.client(cluster_client(self.settings), SERVICE),
             export_workspace=export_workspace,
             export_name=self.endpoint.export_name,
             agent_name=self.settings.agent_name,
@@ -84,8 +89,8 @@ def watch_process(settings: Settings) -> WatchProcess:
     ref = slice_ref(settings)
     tasks.bind(settings)
     redis = tasks.runtime.service.redis
-    service = load_client(settings.kubeconfig)
-    kcp = load_client(settings.kcp_kubeconfig)
+    service = cluster_client(settings)
+    kcp = kcp_client(settings)
 
     def build(enqueue: Enqueue) -> PublishWatcher:
         service_json = JsonApi(service)

@@ -79,6 +79,8 @@ class RuleSettings:
     agent: str
     state_namespace: str
     orphan_policy: str = "keep"
+    sync_enabled: bool = True
+    """False with ``--disabled-controllers=sync``: schemas and the APIExport only, no object sync."""
 
 
 def build_rule(
@@ -131,6 +133,8 @@ class PublishRules:
 
     def desired(self) -> Mapping[str, RuleEntry]:
         """One entry per PublishedResource that is not deleted, deleting or disabled."""
+        if not self.settings.sync_enabled:
+            return {}
         assert self.endpoint is not None, "resolve the endpoint first"
         query = {"labelSelector": self.selector} if self.selector else {}
         items = self.service.get(PUBLISHED_RESOURCES, **query).get("items") or []

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+import logging
+
 from syncflow.keys import ObjectKey
+from syncflow.logs import log_event
 from syncflow.modes.publish.context import PublishContext, publish_context
 from syncflow.modes.publish.keys import export_key
 from syncflow.modes.publish.reconcile import reconcile_export, reconcile_projection
 from syncflow.tasks import keyed_task, runtime
+
+logger = logging.getLogger("syncflow.publish")
 
 
 def _context() -> PublishContext:
     return publish_context(runtime.settings, runtime.service.redis, runtime.service.budget)
 
 
+def _disabled(controller: str, key: ObjectKey) -> bool:
+    """Whether ``--disabled-controllers`` switched ``controller`` off (the key then ends quietly)."""
+    if controller in runtime.settings.disabled_controllers:
+        log_event(logger, "publish.controller_disabled", controller=controller, key=str(key))
+        return True
+    return False
+
+
 @keyed_task("projection", queue="sync")
 def projection(key: ObjectKey) -> None:
     """Project the PublishedResource ``key.name`` into an APIResourceSchema."""
+    if _disabled("apiresourceschema", key):
+        return
     context = _context()
     export = export_key(context.endpoint.export_cluster, context.endpoint.export_name)
     reconcile_projection(
@@ -29,4 +44,6 @@ def projection(key: ObjectKey) -> None:
 @keyed_task("apiexport", queue="sync")
 def apiexport(key: ObjectKey) -> None:
     """Merge every ready schema and the claims they need into the managed APIExport."""
+    if _disabled("apiexport", key):
+        return
     reconcile_export(_context().target)

@@ -30,9 +30,9 @@ def workload(
     settings = agentcli.load("workload", config_file, verbosity, {"resync_period": 30.0}, **flags)
 
     def check() -> None:
-        from syncflow.kube.clients import load_client
+        from syncflow.kube.clients import kcp_client
         from syncflow.modes.workload.context import find_workspace
 
-        find_workspace(load_client(settings.kcp_kubeconfig), settings)
+        find_workspace(kcp_client(settings), settings)
 
     agentcli.run(settings, role, workers, data_dir, check)

@@ -12,7 +12,7 @@ from redis import Redis
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
 from syncflow.keys import ObjectKey
-from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
 from syncflow.modes.base import ModeContext, context_of, sync_manager
@@ -86,7 +86,7 @@ class WorkloadContext(ModeContext):
         """The engine's view of the two sides."""
         return WorkloadEndpoints(
             self.client(for_cluster(self.kcp, self.workspace.cluster), target.KCP),
-            self.client(load_client(self.settings.kubeconfig), target.CLUSTER),
+            self.client(cluster_client(self.settings), target.CLUSTER),
         )
 
     @cached_property
@@ -127,7 +127,7 @@ def watch_process(settings: Settings) -> WatchProcess:
     redis = tasks.runtime.service.redis
     context = WorkloadContext(settings, redis)
     workspace = context.workspace  # fails fast on a missing SyncTarget or a wrong UID
-    physical = load_client(settings.kubeconfig)
+    physical = cluster_client(settings)
 
     def build(enqueue: Enqueue) -> WorkloadWatcher:
         endpoints = WorkloadEndpoints(JsonApi(for_cluster(context.kcp, workspace.cluster)), JsonApi(physical))

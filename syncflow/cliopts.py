@@ -1,0 +1,141 @@
+"""The command-line flags of settings, one table shared by every command (flag names follow
+api-syncagent's where the concept is the same). Each flag's help names its default and its
+``SYNCFLOW_*`` variable; a test keeps the defaults shown equal to the settings model's. Only click is
+imported here, so ``syncflow --help`` stays fast."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One setting as a flag: its declarations, help and the default shown."""
+
+    setting: str
+    decls: tuple[str, ...]
+    help: str
+    default: str = "none"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def decorator(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """The click option (``None`` unless given: the settings' own default then applies)."""
+        env = f"SYNCFLOW_{self.setting.upper()}"
+        return click.option(
+            *self.decls,
+            self.setting,
+            default=None,
+            help=f"{self.help} [default: {self.default}; env: {env}]",
+            **self.options,
+        )
+
+
+CONFIG = click.option(
+    "--config",
+    "config_file",
+    envvar="SYNCFLOW_CONFIG",
+    type=click.Path(dir_okay=False),
+    help="YAML settings file.",
+)
+
+AGENT = (
+    Flag("redis_url", ("--redis-url",), "Redis of the work queue and broker.", "redis://127.0.0.1:6379/0"),
+    Flag(
+        "agent_name", ("--agent-name",), "Agent name; prefixes all Redis keys, names the Lease.", "syncflow"
+    ),
+    Flag("log_format", ("--log-format",), "Log format.", "text", {"type": click.Choice(["text", "json"])}),
+)
+CONNECT = (
+    Flag("kubeconfig", ("--kubeconfig",), "Kubeconfig of the cluster syncflow runs next to.", "in-cluster"),
+    Flag("kcp_kubeconfig", ("--kcp-kubeconfig",), "Kubeconfig of kcp; required wherever kcp is used."),
+    Flag(
+        "kubeconfig_host_override",
+        ("--kubeconfig-host-override",),
+        "API server URL instead of --kubeconfig's.",
+    ),
+    Flag(
+        "kubeconfig_ca_file_override",
+        ("--kubeconfig-ca-file-override",),
+        "CA file instead of --kubeconfig's.",
+    ),
+    Flag("kcp_host_override", ("--kcp-host-override",), "kcp URL instead of --kcp-kubeconfig's."),
+    Flag("kcp_ca_file_override", ("--kcp-ca-file-override",), "CA file instead of --kcp-kubeconfig's."),
+    Flag("namespace", ("--namespace",), "Namespace of the leader Lease and the state Secrets.", "default"),
+)
+SERVE = (
+    Flag("metrics_address", ("--metrics-address",), "host:port serving /metrics for Prometheus.", "off"),
+    Flag("health_address", ("--health-address",), "host:port serving /healthz and /readyz.", "off"),
+)
+LEASE = (
+    Flag(
+        "enable_leader_election",
+        ("--enable-leader-election/--disable-leader-election",),
+        "One active watcher per agent (Lease election).",
+        "enabled",
+    ),
+    Flag("lease_duration", ("--lease-duration",), "Seconds a standby waits before taking the Lease.", "15"),
+    Flag(
+        "renew_deadline",
+        ("--renew-deadline",),
+        "Seconds a leader may fail to renew before it steps down.",
+        "10",
+    ),
+    Flag("retry_period", ("--retry-period",), "Seconds between Lease attempts.", "2"),
+)
+PUBLISH = (
+    Flag(
+        "apiexportendpointslice_ref",
+        ("--apiexportendpointslice-ref",),
+        "The APIExportEndpointSlice to serve.",
+    ),
+    Flag(
+        "published_resource_selector",
+        ("--published-resource-selector",),
+        "Serve only the PublishedResources matching this label selector.",
+        "all",
+    ),
+    Flag(
+        "disabled_controllers",
+        ("--disabled-controllers",),
+        "Controller not to run (repeatable): apiexport, apiresourceschema, sync.",
+        "none",
+        {"multiple": True, "type": click.Choice(["apiexport", "apiresourceschema", "sync"])},
+    ),
+)
+SYNC = (
+    Flag(
+        "resync_period", ("--resync-period",), "Seconds between resyncs of each rule.", "600", {"type": float}
+    ),
+    Flag(
+        "orphan_policy",
+        ("--orphan-policy",),
+        "Copies of objects that stop matching a filter: keep or delete.",
+        "keep",
+        {"type": click.Choice(["keep", "delete"])},
+    ),
+)
+ALL = (*AGENT, *CONNECT, *SERVE, *LEASE, *PUBLISH, *SYNC)
+
+
+def flags(
+    *groups: tuple[Flag, ...], config: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command with these groups of flags (and ``--config``)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for flag in reversed([f for group in groups for f in group]):
+            command = flag.decorator()(command)
+        return CONFIG(command) if config else command
+
+    return decorate
+
+
+def log_debug(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--log-debug`` (api-syncagent's): log at DEBUG level."""
+    return click.option(
+        "--log-debug", is_flag=True, help="Log at debug level [env: SYNCFLOW_LOG_LEVEL=DEBUG]."
+    )(command)

@@ -1,0 +1,100 @@
+"""Checks at the start of a process, so a wrong setting fails at once with one clear line — never a
+worker whose every task would fail, never a traceback or the HTTP client's retry noise."""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from kubernetes.client.exceptions import ApiException
+from redis import Redis
+from redis.exceptions import RedisError
+
+from syncflow.config import ConfigError, Settings
+from syncflow.kube.clients import cluster_client, kcp_client
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.logs import log_event
+from syncflow.neterrors import describe, display_url, network_reason
+
+logger = logging.getLogger("syncflow.preflight")
+
+PROBE_TIMEOUT = (3.0, 5.0)
+Role = Literal["watch", "worker", "beat"]
+
+
+class PreflightError(Exception):
+    """A setting that cannot work; the message is the one line to show."""
+
+
+def check_redis(settings: Settings) -> None:
+    """Redis answers at ``--redis-url``."""
+    try:
+        client = Redis.from_url(settings.redis_url, socket_connect_timeout=3, socket_timeout=3)
+    except ValueError as exc:
+        raise PreflightError(f"--redis-url {display_url(settings.redis_url)}: {exc}") from None
+    try:
+        client.ping()
+    except (RedisError, OSError) as exc:
+        raise PreflightError(
+            f"cannot reach Redis at {display_url(settings.redis_url)}: {network_reason(exc)}"
+        ) from None
+    finally:
+        client.close()
+
+
+def _probe(api: JsonApi, what: str, flag: str) -> None:
+    try:
+        api.request("GET", "/version")
+    except ApiException as exc:
+        if exc.status in (401, 403):
+            raise PreflightError(
+                f"{what} at {api.host} refuses the credentials of {flag}: {describe(exc)}"
+            ) from None
+    except Exception as exc:  # every way of not answering is the same one line
+        raise PreflightError(f"cannot reach {what} at {api.host} ({flag}): {network_reason(exc)}") from None
+
+
+def check_endpoints(settings: Settings) -> None:
+    """Both kubeconfigs load and their API servers answer (one line for the first that does not)."""
+    try:
+        cluster, kcp = cluster_client(settings), kcp_client(settings)
+    except ValueError as exc:  # KubeconfigError and ConfigError name the flag
+        raise PreflightError(str(exc)) from None
+    _probe(JsonApi(cluster, timeout=PROBE_TIMEOUT), "the cluster", "--kubeconfig")
+    _probe(JsonApi(kcp, timeout=PROBE_TIMEOUT), "kcp", "--kcp-kubeconfig")
+
+
+def warn_without_watcher(settings: Settings) -> None:
+    """A worker whose agent name no watcher uses gets no work: say so (a warning: it may start first)."""
+    lease = f"syncagent.{settings.agent_name}"
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{settings.namespace}/leases/{lease}"
+    try:
+        JsonApi(cluster_client(settings), timeout=PROBE_TIMEOUT).get(path)
+    except ApiException as exc:
+        if exc.status == 404:
+            log_event(
+                logger,
+                "preflight.no_watcher",
+                level=logging.WARNING,
+                lease=f"{settings.namespace}/{lease}",
+                hint="no watcher of this agent has run yet: check --agent-name and --namespace",
+            )
+    except Exception:  # reachability was checked already; this is only a hint
+        return
+
+
+def check(settings: Settings, role: Role) -> None:
+    """Everything ``role`` needs; raises :class:`PreflightError`. Nothing when ``preflight`` is off."""
+    if not settings.preflight:
+        return
+    check_redis(settings)
+    if role == "beat":
+        return
+    if settings.mode == "publish" and not settings.apiexportendpointslice_ref:
+        raise PreflightError("--apiexportendpointslice-ref is required in publish mode")
+    try:
+        check_endpoints(settings)
+    except ConfigError as exc:
+        raise PreflightError(str(exc)) from None
+    if role == "worker" and settings.enable_leader_election:
+        warn_without_watcher(settings)
