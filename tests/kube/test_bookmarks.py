@@ -11,6 +11,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from syncflow.kube.bookmarks import Bookmark, Bookmarks, MemoryBookmarks, RedisBookmarks
 from syncflow.kube.refs import ObjectRef
+from tests.support.redis import session_redis_url
 
 A, B, C = ObjectRef("", "ns", "a"), ObjectRef("lc1", "", "b"), ObjectRef("lc2", "ns", "c")
 
@@ -18,11 +19,11 @@ A, B, C = ObjectRef("", "ns", "a"), ObjectRef("lc1", "", "b"), ObjectRef("lc2", 
 @pytest.fixture
 def redis_prefix() -> Iterator[tuple[Redis, str]]:
     """Real Redis and a unique key prefix; every key under it is removed afterwards."""
-    redis = Redis.from_url("redis://127.0.0.1:6379/0")
+    redis = Redis.from_url(session_redis_url())
     try:
         redis.ping()
     except RedisConnectionError:
-        pytest.skip("no Redis at 127.0.0.1:6379")
+        pytest.fail(f"no Redis at {session_redis_url()}")
     prefix = "test-bookmarks-" + uuid.uuid4().hex[:8]
     yield redis, prefix
     keys = list(redis.scan_iter(f"{prefix}:*"))

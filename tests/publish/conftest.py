@@ -26,9 +26,9 @@ from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
+from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
 
-REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 APIS = "/apis/apis.kcp.io/v1alpha1"
 PUBLISHED = "/apis/syncagent.kcp.io/v1alpha1/publishedresources"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -218,27 +218,27 @@ def publish_environment(
         port = free_port()
         proxy = TcpProxy(f"http://127.0.0.1:{port}")
         kcp_args += ["--port", str(port), "--external-url", proxy.url]
-    service_dc = start_devcluster(work / "service")
-    kcp_dc = start_devcluster(work / "kcp", *kcp_args)
-    agent: Agent | None = None
-    redis = Redis.from_url(REDIS_URL)
     agent_name = f"pub{uuid.uuid4().hex[:8]}"
-    try:
-        env = _prepare(service_dc, kcp_dc, work, agent_name, redis, proxy, settings or {}, metrics)
-        agent = env.agent
-        yield env
-    finally:
-        if agent is not None:
-            agent.stop_all()
-        for pattern in (f"sf:{agent_name}:*", f"sf:{{{agent_name}:*"):
-            keys = list(redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                redis.delete(*keys)
-        redis.close()
-        kcp_dc.stop()
-        service_dc.stop()
+    with contextlib.ExitStack() as cleanup:  # stops whatever was started, also when a later start fails
         if proxy is not None:
-            proxy.close()
+            cleanup.callback(proxy.close)
+        service_dc = start_devcluster(work / "service")
+        cleanup.callback(service_dc.stop)
+        kcp_dc = start_devcluster(work / "kcp", *kcp_args)
+        cleanup.callback(kcp_dc.stop)
+        redis = Redis.from_url(session_redis_url())
+        cleanup.callback(redis.close)
+        cleanup.callback(_delete_agent_keys, redis, agent_name)
+        agent = Agent({}, work)
+        cleanup.callback(agent.stop_all)
+        yield _prepare(service_dc, kcp_dc, agent, agent_name, redis, proxy, settings or {}, metrics)
+
+
+def _delete_agent_keys(redis: Redis, agent_name: str) -> None:
+    for pattern in (f"sf:{agent_name}:*", f"sf:{{{agent_name}:*"):
+        keys = list(redis.scan_iter(match=pattern, count=1000))
+        if keys:
+            redis.delete(*keys)
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +250,7 @@ def publish_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv
 def _prepare(
     service_dc: DevclusterProcess,
     kcp_dc: DevclusterProcess,
-    work: Path,
+    agent: Agent,
     agent_name: str,
     redis: Redis,
     proxy: TcpProxy | None,
@@ -285,7 +285,7 @@ def _prepare(
         )
     agent_kcp = proxy.url if proxy is not None else kcp_base
     kcp_kubeconfig = _kubeconfig_for(
-        kcp_dc.kubeconfig, work / "kcp-org.kubeconfig", f"{agent_kcp}/clusters/root:org"
+        kcp_dc.kubeconfig, agent.log_dir / "kcp-org.kubeconfig", f"{agent_kcp}/clusters/root:org"
     )
     service = JsonApi(load_client(str(service_dc.kubeconfig)))
     subprocess.run(
@@ -304,7 +304,7 @@ def _prepare(
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),
-        "SYNCFLOW_REDIS_URL": REDIS_URL,
+        "SYNCFLOW_REDIS_URL": session_redis_url(),
         "SYNCFLOW_AGENT_NAME": agent_name,
         "SYNCFLOW_KUBECONFIG": str(service_dc.kubeconfig),
         "SYNCFLOW_KCP_KUBECONFIG": str(kcp_kubeconfig),
@@ -319,7 +319,7 @@ def _prepare(
         "SYNCFLOW_LEASE_TTL": "15",
         **settings,
     }
-    agent = Agent(env, work)
+    agent.env = env
     ports = {name: free_port() for name in ("worker", "beat", "watch-a")} if metrics else {}
 
     def flags(name: str) -> list[str]:
@@ -336,7 +336,7 @@ def _prepare(
         "syncflow.modes.publish.tasks",
         *flags("worker"),
     )
-    agent.start("beat", "beat", "-s", str(work / "beat-schedule"), *flags("beat"))
+    agent.start("beat", "beat", "-s", str(agent.log_dir / "beat-schedule"), *flags("beat"))
     agent.watcher("watch-a", *flags("watch-a"))
     return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis, proxy, ports)
 

@@ -26,9 +26,8 @@ from syncflow.queue.layout import broker_prefix
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
 from tests.support.processes import REPO, SyncflowProcesses
+from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
-
-REAL_REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 register_verb("sync", "sync")
 register_verb("status", "status")
@@ -52,7 +51,7 @@ def redis(request: pytest.FixtureRequest) -> Iterator[Redis]:
     if request.param == "fake":
         yield fakeredis.FakeRedis()
         return
-    client = Redis.from_url(REAL_REDIS_URL)
+    client = Redis.from_url(session_redis_url())
     yield client
     client.close()
 

@@ -26,7 +26,8 @@ from syncflow.queue.beat import WAITING_LIMIT
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
-from tests.queue.conftest import REAL_REDIS_URL, Processes, RedisServer, delete_agent_keys, unique_agent
+from tests.queue.conftest import Processes, RedisServer, delete_agent_keys, unique_agent
+from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -107,7 +108,8 @@ def assert_never_overlaps(live: Live, key: ObjectKey, killed_at: int | None = No
 def make_live(processes_factory: Callable[[Settings], Processes]) -> Iterator[Callable[..., Live]]:
     made: list[Live] = []
 
-    def make(redis_url: str = REAL_REDIS_URL, **overrides: Any) -> Live:
+    def make(redis_url: str | None = None, **overrides: Any) -> Live:
+        redis_url = redis_url or session_redis_url()
         tuning: dict[str, Any] = {
             "agent_name": unique_agent(),
             "redis_url": redis_url,

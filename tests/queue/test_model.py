@@ -29,7 +29,8 @@ from syncflow.keys import ObjectKey
 from syncflow.queue.broker import Found, ScanStep
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
-from tests.queue.conftest import REAL_REDIS_URL, Sent, delete_agent_keys
+from tests.queue.conftest import Sent, delete_agent_keys
+from tests.support.redis import session_redis_url
 
 KEYS = [ObjectKey("sync", "r", "c", "ns", name) for name in ("a", "b", "c")]
 OUTCOMES = [Outcome.OK, Outcome.TRANSIENT, Outcome.ERROR, Outcome.PERMANENT, Outcome.AFTER]
@@ -255,7 +256,7 @@ class QueueMachine(RuleBasedStateMachine):
 
 class RealRedisQueueMachine(QueueMachine):
     def make_redis(self) -> Redis:
-        return Redis.from_url(REAL_REDIS_URL)
+        return Redis.from_url(session_redis_url())
 
 
 TestQueueModel = QueueMachine.TestCase

@@ -1,0 +1,71 @@
+"""Session-wide set-up: a Redis for the whole session, and no process left behind.
+
+``make test`` must pass on a machine with only python3 and make: when no Redis answers at
+``SYNCFLOW_TEST_REDIS_URL`` a private ``redis-server`` runs for the session (see
+:mod:`tests.support.redis`). At the end, any process the session started that is still running
+(a fixture that forgot to stop a devcluster, worker or proxy) is reported, killed, and fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from syncflow.demo.stack import Stack
+from tests.support import leftovers
+from tests.support.redis import provide_session_redis, session_redis_url
+
+_session: dict[str, object] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Provide Redis (before any test module reads its URL) and mark the processes of this session."""
+    if hasattr(config, "workerinput"):  # pragma: no cover - xdist workers share the controller's set-up
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="syncflow-test-redis-"))
+    _session["redis"] = provide_session_redis(workdir)
+    os.environ[leftovers.MARKER_VARIABLE] = _session["marker"] = uuid.uuid4().hex
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which Redis the session uses."""
+    stack = _session.get("redis")
+    started = isinstance(stack, Stack) and stack.children
+    how = (
+        f"a private redis-server started for this session ({stack.children[0].process.args[0]})"
+        if started
+        else "already running"
+    )
+    return f"redis: {session_redis_url()} ({how})"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if any process it started is still alive; kill those."""
+    marker = _session.get("marker")
+    if not isinstance(marker, str):
+        return
+    stack = _session.get("redis")
+    exclude = {os.getpid()} | (
+        {child.process.pid for child in stack.children} if isinstance(stack, Stack) else set()
+    )
+    found = leftovers.leftovers(marker, exclude)
+    if found:
+        leftovers.kill(found)
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = "\n".join(f"  {p.pid}: {p.command}" for p in found)
+        message = f"processes started by this test session were still running at its end (killed):\n{lines}"
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(message, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the session's private Redis."""
+    stack = _session.pop("redis", None)
+    if isinstance(stack, Stack):
+        stack.stop()
