@@ -11,14 +11,15 @@ import base64
 import binascii
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
-from syncflow.devcluster import errors, kinds, patch
+from syncflow.devcluster import dryrun, errors, kinds, patch
 from syncflow.devcluster.errors import FieldError, StatusError
 from syncflow.devcluster.meta_validation import validate_object_meta
 from syncflow.devcluster.resources import ResourceType
@@ -124,6 +125,7 @@ class Objects:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.dry = False  # True while a dry-run request is served
         self.admission: list[Callable[[Target, Obj, Obj | None], None]] = []
         self.on_write: list[Callable[[Target, Obj, Obj | None], None]] = []
         self.on_remove: list[Callable[[Target, Obj], None]] = []
@@ -168,6 +170,23 @@ class Objects:
             return ListPage(page, rv, token, len(found) - limit)
         return ListPage(found, rv, "", None)
 
+    @contextmanager
+    def dry_run(self, enabled: bool = True) -> Iterator[None]:
+        """Within this block (if ``enabled``), writes are validated and answered but not kept."""
+        if not enabled or self.dry:
+            yield
+            return
+        self.dry = True
+        try:
+            yield
+        finally:
+            self.dry = False
+
+    def _put(self, t: Target, obj: Obj, old: Obj | None) -> Obj:
+        if self.dry:
+            return dryrun.would_put(obj, old)
+        return self.store.put(t.cluster, t.rtype.group, t.rtype.plural, obj, old)
+
     # ----- writes -----
 
     def create(self, t: Target, namespace: str, body: Any) -> Obj:
@@ -206,7 +225,7 @@ class Objects:
             is not None
         ):
             raise errors.already_exists(t.rtype.plural, meta["name"], t.rtype.group)
-        stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, obj, None)
+        stored = self._put(t, obj, None)
         self._written(t, stored, None)
         return stored
 
@@ -296,7 +315,7 @@ class Objects:
             return old
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._removable(t, new):
             return self.remove(t, new)
-        stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, new, old)
+        stored = self._put(t, new, old)
         self._written(t, stored, old)
         return stored
 
@@ -328,12 +347,14 @@ class Objects:
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
         if not new["metadata"].get("finalizers") and self._removable(t, new):
             return self.remove(t, old)
-        stored = self.store.put(t.cluster, t.rtype.group, t.rtype.plural, new, old)
+        stored = self._put(t, new, old)
         self._written(t, stored, old)
         return stored
 
     def remove(self, t: Target, obj: Obj) -> Obj:
         """Drop an object from storage now."""
+        if self.dry:
+            return dryrun.would_remove(obj)
         removed = self.store.remove(t.cluster, t.rtype.group, t.rtype.plural, obj)
         for hook in self.on_remove:
             hook(t, removed)
@@ -342,6 +363,8 @@ class Objects:
     # ----- helpers -----
 
     def _written(self, t: Target, new: Obj, old: Obj | None) -> None:
+        if self.dry:
+            return
         for hook in self.on_write:
             hook(t, new, old)
 

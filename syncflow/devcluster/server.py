@@ -15,6 +15,7 @@ from syncflow.devcluster import discovery, errors, openapi, protobuf, routing, s
 from syncflow.devcluster.crud import Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
+from syncflow.devcluster.options import WriteOptions, write_options
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
 from syncflow.devcluster.store import Obj, Store
@@ -189,7 +190,10 @@ class DevCluster:
             if method == "POST":
                 if rtype.namespaced and path.namespace is None:
                     raise errors.method_not_allowed(f"POST on cluster-wide {rtype.plural} is not allowed")
-                created = self.objects.create(t, namespace, await self._body(request))
+                body = await self._body(request)
+                options = _options("Create", request)
+                with self.objects.dry_run(options.dry_run):
+                    created = self.objects.create(t, namespace, body)
                 return json_response(present(view, t, cluster, created), 201)
             if method == "DELETE":
                 return await self._delete_collection(request, view, t, path.namespace)
@@ -214,17 +218,22 @@ class DevCluster:
             return json_response(shown)
         if method == "PUT":
             body = await self._body(request)
-            updated = self.objects.update(t, namespace, path.name, body, path.subresource)
+            options = _options("Update", request)
+            with self.objects.dry_run(options.dry_run):
+                updated = self.objects.update(t, namespace, path.name, body, path.subresource)
             return json_response(present(view, t, cluster, updated))
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
-            patched = self.objects.patch(
-                t, namespace, path.name, content_type, await request.read(), path.subresource
-            )
+            raw = await request.read()
+            options = _options("Patch", request, patch_type=content_type)
+            with self.objects.dry_run(options.dry_run):
+                patched = self.objects.patch(t, namespace, path.name, content_type, raw, path.subresource)
             return json_response(present(view, t, cluster, patched))
         if method == "DELETE" and not path.subresource:
-            options = await self._delete_options(request)
-            result = self.objects.delete(t, namespace, path.name, options)
+            delete_options = await self._delete_options(request)
+            options = _options("Delete", request, body_options=delete_options)
+            with self.objects.dry_run(options.dry_run):
+                result = self.objects.delete(t, namespace, path.name, delete_options)
             if result["metadata"].get("deletionTimestamp") and self.store.get(
                 cluster, rtype.group, rtype.plural, namespace, path.name
             ):
@@ -371,7 +380,8 @@ class DevCluster:
         self, request: web.Request, view: View, t: Target, namespace: str | None
     ) -> web.Response:
         labels, fields = self._selectors(request, t.rtype)
-        options = await self._delete_options(request)
+        delete_options = await self._delete_options(request)
+        options = _options("Delete", request, body_options=delete_options)
         page = self.objects.list(
             t.cluster,
             t.rtype,
@@ -383,7 +393,8 @@ class DevCluster:
         deleted = []
         for _, obj in page.items:
             meta = obj["metadata"]
-            removed = self.objects.delete(t, meta.get("namespace", ""), meta["name"], options)
+            with self.objects.dry_run(options.dry_run):
+                removed = self.objects.delete(t, meta.get("namespace", ""), meta["name"], delete_options)
             deleted.append(present(view, t, t.cluster, removed))
         return json_response(
             {
@@ -400,12 +411,15 @@ class DevCluster:
             return json_response(scale.scale_of(t.rtype.scale, obj))
         if request.method == "PUT":
             wanted = await self._body(request)
+            options = _options("Update", request)
         elif request.method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             wanted = scale.patch_scale(scale.scale_of(t.rtype.scale, obj), content_type, await request.read())
+            options = _options("Patch", request, patch_type=content_type)
         else:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
-        updated = self.objects.replace(t, obj, scale.with_replicas(t.rtype.scale, obj, wanted))
+        with self.objects.dry_run(options.dry_run):
+            updated = self.objects.replace(t, obj, scale.with_replicas(t.rtype.scale, obj, wanted))
         return json_response(scale.scale_of(t.rtype.scale, updated))
 
 
@@ -426,6 +440,18 @@ def _verb(method: str, path: routing.ApiPath, query: Any) -> str:
     if method == "DELETE":
         return "delete" if path.name else "deletecollection"
     return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
+def _options(
+    kind: str, request: web.Request, *, patch_type: str = "", body_options: dict[str, Any] | None = None
+) -> WriteOptions:
+    return write_options(
+        kind,
+        request.query,
+        request.query.getall("dryRun", []),
+        patch_type=patch_type,
+        body_options=body_options,
+    )
 
 
 def _not_served() -> StatusError:
