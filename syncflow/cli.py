@@ -94,6 +94,13 @@ def _require_extra(extra: str, command: str) -> None:
     type=click.IntRange(min=1),
     help="Events kept for resuming watches; older resourceVersions get 410 Gone.",
 )
+@click.option(
+    "--request-timeout",
+    default="60s",
+    show_default=True,
+    metavar="DURATION",
+    help="How long a non-watch request may take before it is answered 504 (Go duration or seconds).",
+)
 def devcluster(
     host: str,
     port: int,
@@ -105,17 +112,25 @@ def devcluster(
     external_url: str | None,
     bookmark_interval: float,
     watch_history: int,
+    request_timeout: str,
 ) -> None:
     """Run the embedded Kubernetes-compatible API server (in memory); --kcp for a kcp."""
     from pathlib import Path
 
     _require_extra("devcluster", "syncflow devcluster")
+    from syncflow.devcluster.deadlines import duration_seconds
     from syncflow.devcluster.runner import RunOptions, parse_tokens, run
 
     try:
         identities = parse_tokens(tokens)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--token") from None
+    try:
+        timeout = duration_seconds(request_timeout)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--request-timeout") from None
+    if timeout <= 0:
+        raise click.BadParameter("must be positive", param_hint="--request-timeout")
     run(
         RunOptions(
             host=host,
@@ -128,6 +143,7 @@ def devcluster(
             external_url=external_url,
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,
+            request_timeout=timeout,
         )
     )
 

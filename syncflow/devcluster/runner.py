@@ -11,6 +11,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from syncflow.devcluster.deadlines import DEFAULT_REQUEST_TIMEOUT
 from syncflow.devcluster.kcp.authz import ADMIN
 from syncflow.devcluster.kcp.heartbeat import DEFAULT_THRESHOLD
 from syncflow.devcluster.kcp.server import KcpDevCluster
@@ -52,6 +53,7 @@ class RunOptions:
     external_url: str | None = None  # the URL to advertise (e.g. behind a proxy); default: the bound one
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -74,6 +76,7 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
         tokens={token: identity for identity, token in options.tokens.items()},
         bookmark_interval=options.bookmark_interval,
         watch_history=options.watch_history,
+        request_timeout=options.request_timeout,
         server_address=f"{options.host}:{port}",
         external_url=(options.external_url or url).rstrip("/"),
     )

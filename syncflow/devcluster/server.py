@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from syncflow.devcluster import discovery, errors, openapi, protobuf, routing, scale, tables
+from syncflow.devcluster import deadlines, discovery, errors, openapi, protobuf, routing, scale, tables
 from syncflow.devcluster.crud import Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
@@ -40,6 +41,7 @@ class ServerConfig:
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
     min_request_timeout: float = 1800.0
+    request_timeout: float = deadlines.DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
     server_address: str = "127.0.0.1:6443"
     external_url: str = "http://127.0.0.1:6443"
 
@@ -74,7 +76,7 @@ class DevCluster:
     def app(self) -> web.Application:
         """The aiohttp application serving the API."""
         application = web.Application(
-            middlewares=[self._errors, self._authenticate], client_max_size=16 * 2**20
+            middlewares=[self._errors, self._authenticate, self._deadline], client_max_size=16 * 2**20
         )
         application.router.add_route("*", "/{path:.*}", self._dispatch)
         return application
@@ -117,6 +119,21 @@ class DevCluster:
             request["identity"] = self.config.tokens[token]
         response: web.StreamResponse = await handler(request)
         return response
+
+    @web.middleware
+    async def _deadline(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if deadlines.is_long_running(request.query):
+            long_running: web.StreamResponse = await handler(request)
+            return long_running
+        limit = asyncio.timeout(deadlines.request_deadline(request.query, self.config.request_timeout))
+        try:
+            async with limit:
+                response: web.StreamResponse = await handler(request)
+                return response
+        except TimeoutError:
+            if limit.expired():
+                raise deadlines.timed_out() from None
+            raise
 
     # ----- routing -----
 
