@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from syncflow.devcluster import dryrun, errors, kinds, patch
+from syncflow.devcluster import dryrun, errors, kinds, limits, patch
 from syncflow.devcluster.errors import FieldError, StatusError
 from syncflow.devcluster.meta_validation import validate_object_meta
 from syncflow.devcluster.resources import ResourceType
@@ -185,6 +185,7 @@ class Objects:
     def _put(self, t: Target, obj: Obj, old: Obj | None) -> Obj:
         if self.dry:
             return dryrun.would_put(obj, old)
+        limits.check_stored_size(obj)
         return self.store.put(t.cluster, t.rtype.group, t.rtype.plural, obj, old)
 
     # ----- writes -----
@@ -436,6 +437,7 @@ class Objects:
             meta, namespaced=t.rtype.namespaced, name_validator=lambda n: kinds.name_errors(t.rtype, n)
         )
         problems += kinds.prepare(t.rtype, t.version, obj, old)
+        problems += limits.data_size_errors(t.rtype, obj)
         if problems:
             raise errors.invalid(t.rtype.kind, name, problems, t.rtype.group)
 

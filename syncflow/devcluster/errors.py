@@ -47,6 +47,8 @@ class StatusError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
+        if not self.reason:  # an error kube-apiserver passes on from elsewhere (e.g. etcd) has none
+            del status["reason"]
         if self.details:
             status["details"] = self.details
         return status

@@ -12,10 +12,10 @@ from pathlib import Path
 from aiohttp import web
 
 from syncflow.devcluster.deadlines import DEFAULT_REQUEST_TIMEOUT
-from syncflow.devcluster.kcp.authz import ADMIN
 from syncflow.devcluster.kcp.heartbeat import DEFAULT_THRESHOLD
 from syncflow.devcluster.kcp.server import KcpDevCluster
 from syncflow.devcluster.kubeconfig import kubeconfig, write_kubeconfig
+from syncflow.devcluster.rbac import ADMIN
 from syncflow.devcluster.server import DevCluster, ServerConfig
 from syncflow.devcluster.tls import make_serving_certificate
 

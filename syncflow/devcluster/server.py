@@ -12,11 +12,22 @@ import orjson
 import yaml
 from aiohttp import web
 
-from syncflow.devcluster import deadlines, discovery, errors, openapi, protobuf, routing, scale, tables
+from syncflow.devcluster import (
+    deadlines,
+    discovery,
+    errors,
+    limits,
+    openapi,
+    protobuf,
+    routing,
+    scale,
+    tables,
+)
 from syncflow.devcluster.crud import Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
 from syncflow.devcluster.options import WriteOptions, write_options
+from syncflow.devcluster.rbac import ADMIN, ADMIN_IDENTITY, Identity
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
 from syncflow.devcluster.store import Obj, Store
@@ -44,6 +55,13 @@ class ServerConfig:
     request_timeout: float = deadlines.DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
     server_address: str = "127.0.0.1:6443"
     external_url: str = "http://127.0.0.1:6443"
+
+
+def identity_of(request: web.Request) -> Identity:
+    """Who sent the request (the admin on a server without tokens)."""
+    identity = request.get("identity", ADMIN_IDENTITY)
+    assert isinstance(identity, Identity)
+    return identity
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
@@ -76,7 +94,8 @@ class DevCluster:
     def app(self) -> web.Application:
         """The aiohttp application serving the API."""
         application = web.Application(
-            middlewares=[self._errors, self._authenticate, self._deadline], client_max_size=16 * 2**20
+            middlewares=[self._errors, self._authenticate, self._deadline],
+            client_max_size=limits.MAX_REQUEST_BODY_BYTES,
         )
         application.router.add_route("*", "/{path:.*}", self._dispatch)
         return application
@@ -92,6 +111,8 @@ class DevCluster:
             return json_response(exc.body(), exc.code)
         except SelectorError as exc:
             return json_response(errors.bad_request(str(exc)).body(), 400)
+        except web.HTTPRequestEntityTooLarge:
+            return json_response(limits.request_entity_too_large().body(), 413)
         except web.HTTPException:
             raise
         except Exception as exc:
@@ -116,7 +137,8 @@ class DevCluster:
             token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
             if token not in self.config.tokens:
                 raise errors.unauthorized()
-            request["identity"] = self.config.tokens[token]
+            name = self.config.tokens[token]
+            request["identity"] = ADMIN_IDENTITY if name == ADMIN else Identity(name)
         response: web.StreamResponse = await handler(request)
         return response
 
@@ -139,7 +161,8 @@ class DevCluster:
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         segments = [s for s in request.path.split("/") if s]
-        return await self.serve(request, View(self.registry, PLAIN_CLUSTER), segments)
+        view = View(self.registry, PLAIN_CLUSTER, identity_of(request), self.store)
+        return await self.serve(request, view, segments)
 
     async def serve(
         self, request: web.Request, view: View, segments: list[str], url_prefix: str = ""
@@ -151,14 +174,19 @@ class DevCluster:
         if path == "/version":
             return json_response(discovery.version_info())
         if path == REQUEST_COUNTS_PATH:
+            if self.config.tokens and not view.identity.is_admin:
+                raise errors.forbidden(f'forbidden: User "{view.identity.user}" cannot get path "{path}"')
             return json_response(dict(self.request_counts))
         if segments[:2] == ["openapi", "v3"]:
+            view.authorize_discovery()
             return self._openapi(view, segments[2:], url_prefix)
         parsed = routing.parse(segments)
         if isinstance(parsed, routing.DiscoveryPath):
+            view.authorize_discovery()
             return self._discovery(view, parsed)
         if isinstance(parsed, routing.ApiPath):
             if not parsed.resource:
+                view.authorize_discovery()
                 doc = discovery.resource_list(view.types(), parsed.group, parsed.version)
                 if doc is None:
                     raise _not_served()
@@ -197,7 +225,7 @@ class DevCluster:
         if rtype.namespaced and path.name and path.namespace is None:
             raise _not_served()
         method = request.method
-        view.authorize(_verb(method, path, request.query), rtype, path.namespace)
+        view.authorize(_verb(method, path, request.query), rtype, path.namespace, path.name, path.subresource)
         cluster = view.cluster or ""
         t = Target(cluster, rtype, path.version)
         namespace = (path.namespace or "") if rtype.namespaced else ""

@@ -62,3 +62,17 @@ def test_kubectl_with_written_kubeconfig_is_accepted(secured: DevclusterProcess,
 def test_health_is_open(secured: DevclusterProcess) -> None:
     with urllib.request.urlopen(secured.url + "/readyz", timeout=10, context=_trusting(secured)) as response:
         assert response.read() == b"ok"
+
+
+def test_every_path_but_health_requires_a_known_token(secured: DevclusterProcess) -> None:
+    for path in ("/version", "/api", "/openapi/v3", "/debug/requests", "/no/such/path"):
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            request = urllib.request.Request(secured.url + path, headers=headers)
+            with pytest.raises(urllib.error.HTTPError) as denied:
+                urllib.request.urlopen(request, timeout=10, context=_trusting(secured))
+            assert denied.value.code == 401, path
+    admin = urllib.request.Request(
+        secured.url + "/debug/requests", headers={"Authorization": "Bearer s3cret"}
+    )
+    with urllib.request.urlopen(admin, timeout=10, context=_trusting(secured)) as response:
+        assert json.loads(response.read())["GET"] > 0

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -358,6 +361,38 @@ def test_unbound_workspace_and_strangers_are_refused(
     with pytest.raises(ApiException) as no_workspace:
         client.CoreV1Api(api(kcp, "/clusters/root:org", STRANGER_TOKEN)).list_namespace()
     assert no_workspace.value.status == 403
+
+
+def _raw_get(server: DevclusterProcess, path: str, token: str) -> tuple[int, Any]:
+    """GET ``path`` with a bearer token: (status, parsed JSON body)."""
+    request = urllib.request.Request(server.url + path, headers={"Authorization": f"Bearer {token}"})
+    context = ssl.create_default_context(cafile=_ca_file(server))
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_virtual_workspace_discovery_requires_the_content_permission(
+    kcp: DevclusterProcess, bound: str
+) -> None:
+    for path in ("/api", "/apis", f"/apis/{GROUP}", f"/apis/{GROUP}/v1", "/openapi/v3"):
+        status, _ = _raw_get(kcp, f"{bound}/clusters/*{path}", AGENT_TOKEN)
+        assert status == 200, path
+        status, body = _raw_get(kcp, f"{bound}/clusters/*{path}", STRANGER_TOKEN)
+        assert status == 403, path
+        assert '"apiexports/content"' in body["message"]
+
+
+def test_debug_requests_is_for_the_admin_only(kcp: DevclusterProcess) -> None:
+    status, counts = _raw_get(kcp, "/debug/requests", ADMIN_TOKEN)
+    assert status == 200 and counts["GET"] > 0
+    status, body = _raw_get(kcp, "/debug/requests", AGENT_TOKEN)
+    assert status == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == 'forbidden: User "agent" cannot get path "/debug/requests"'
+    status, body = _raw_get(kcp, "/debug/requests", "not-a-token")
+    assert status == 401 and body["reason"] == "Unauthorized"
 
 
 def test_claimed_secrets_visible_only_after_acceptance(

@@ -6,14 +6,15 @@ from aiohttp import web
 
 from syncflow.devcluster import errors
 from syncflow.devcluster.crud import Target
-from syncflow.devcluster.kcp import authz, compute
+from syncflow.devcluster.kcp import compute
 from syncflow.devcluster.kcp.apis import APIs
 from syncflow.devcluster.kcp.hashes import CLUSTER_ANNOTATION
 from syncflow.devcluster.kcp.heartbeat import DEFAULT_THRESHOLD, HeartbeatMonitor
 from syncflow.devcluster.kcp.tenancy import Tenancy
 from syncflow.devcluster.kcp.types import KCP_TYPES, workspace_builtin_types
 from syncflow.devcluster.kcp.views import ExportView, WorkspaceView
-from syncflow.devcluster.server import REQUEST_COUNTS_PATH, DevCluster, ServerConfig
+from syncflow.devcluster.rbac import Identity
+from syncflow.devcluster.server import REQUEST_COUNTS_PATH, DevCluster, ServerConfig, identity_of
 from syncflow.devcluster.store import Obj
 from syncflow.devcluster.views import View
 
@@ -49,7 +50,7 @@ class KcpDevCluster(DevCluster):
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         segments = [s for s in request.path.split("/") if s]
-        identity = str(request.get("identity", authz.ADMIN))
+        identity = identity_of(request)
         if segments[:1] == ["clusters"] and len(segments) >= 2:
             return await self.serve(
                 request, self._workspace_view(segments[1], identity), segments[2:], f"/clusters/{segments[1]}"
@@ -58,7 +59,7 @@ class KcpDevCluster(DevCluster):
             view = self._export_view(segments[2], segments[3], segments[5], identity)
             return await self.serve(request, view, segments[6:], "/" + "/".join(segments[:6]))
         if request.path in _OPEN_PATHS:
-            return await self.serve(request, View(self.registry, None), segments)
+            return await self.serve(request, View(self.registry, None, identity), segments)
         raise errors.StatusError(
             404,
             "NotFound",
@@ -66,7 +67,7 @@ class KcpDevCluster(DevCluster):
             "under /services/apiexport/<cluster>/<export>/clusters/<name or *>/",
         )
 
-    def _workspace_view(self, target: str, identity: str) -> View:
+    def _workspace_view(self, target: str, identity: Identity) -> View:
         if target == "*":
             return WorkspaceView(self.registry, self.apis, None, identity)
         cluster = self.tenancy.resolve(target)
@@ -74,7 +75,7 @@ class KcpDevCluster(DevCluster):
             raise errors.forbidden(f'access to workspace "{target}" denied: it does not exist')
         return WorkspaceView(self.registry, self.apis, cluster, identity)
 
-    def _export_view(self, export_cluster: str, export_name: str, target: str, identity: str) -> View:
+    def _export_view(self, export_cluster: str, export_name: str, target: str, identity: Identity) -> View:
         not_served = errors.StatusError(404, "NotFound", "the server could not find the requested resource")
         if ":" in export_cluster or ":" in target or export_cluster not in self.tenancy.clusters():
             raise not_served  # the virtual workspace takes logical-cluster names, never paths

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from syncflow.devcluster import errors
-from syncflow.devcluster.kcp import authz
+from syncflow.devcluster import errors, rbac
 from syncflow.devcluster.kcp.apis import APIs
 from syncflow.devcluster.kcp.hashes import (
     CLUSTER_ANNOTATION,
@@ -15,6 +14,7 @@ from syncflow.devcluster.kcp.hashes import (
     export_hash,
 )
 from syncflow.devcluster.kcp.types import APIS, schema_resource_type
+from syncflow.devcluster.rbac import Identity
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import ResourceType
 from syncflow.devcluster.store import Obj
@@ -35,33 +35,29 @@ def annotate(cluster: str, obj: Obj) -> Obj:
 class WorkspaceView(View):
     """A workspace (or ``*``) through its normal URL; non-admin identities are held to RBAC."""
 
-    def __init__(self, registry: Registry, apis: APIs, cluster: str | None, identity: str) -> None:
-        super().__init__(registry, cluster)
+    def __init__(self, registry: Registry, apis: APIs, cluster: str | None, identity: Identity) -> None:
+        super().__init__(registry, cluster, identity, apis.store)
         self.apis = apis
-        self.identity = identity
 
-    def authorize(self, verb: str, rtype: ResourceType, namespace: str | None) -> None:
+    def held_to_rbac(self) -> bool:
+        """Every identity but the admin."""
+        return not self.identity.is_admin
+
+    def authorize(
+        self, verb: str, rtype: ResourceType, namespace: str | None, name: str = "", subresource: str = ""
+    ) -> None:
         """Wildcard requests are list/watch for admins; others need an RBAC grant in the workspace."""
-        super().authorize(verb, rtype, namespace)
-        allowed = (
-            self.identity == authz.ADMIN
-            if self.cluster is None
-            else authz.allowed(
-                self.apis.store,
-                self.cluster,
-                self.identity,
-                verb,
-                rtype.group,
-                rtype.plural,
-                namespace=namespace,
-            )
+        super().authorize(verb, rtype, namespace, name, subresource)
+        if self.cluster is None and not self.identity.is_admin:
+            raise errors.forbidden(self.denial(verb, rtype, rtype.plural, name, namespace))
+
+    def denial(self, verb: str, rtype: ResourceType, resource: str, name: str, namespace: str | None) -> str:
+        """kcp names the workspace."""
+        where = "the * logical cluster" if self.cluster is None else f'workspace "{self.cluster}"'
+        return (
+            f'{rtype.group_resource} is forbidden: User "{self.identity.user}" cannot {verb} resource '
+            f'"{resource}" in API group "{rtype.group}" in {where}'
         )
-        if not allowed:
-            where = "the * logical cluster" if self.cluster is None else f'workspace "{self.cluster}"'
-            raise errors.forbidden(
-                f'{rtype.group_resource} is forbidden: User "{self.identity}" cannot {verb} resource '
-                f'"{rtype.plural}" in API group "{rtype.group}" in {where}'
-            )
 
     def present(self, cluster: str, obj: Obj) -> Obj:
         """Every object carries ``kcp.io/cluster``."""
@@ -78,14 +74,13 @@ class ExportView(View):
         export_cluster: str,
         export: Obj,
         cluster: str | None,
-        identity: str,
+        identity: Identity,
     ) -> None:
-        super().__init__(registry, cluster)
+        super().__init__(registry, cluster, identity, apis.store)
         self.apis = apis
         self.export_cluster = export_cluster
         self.export = export
         self.export_name = str(export["metadata"]["name"])
-        self.identity = identity
         self.claim_label = claim_label(export_cluster, self.export_name)
         self._exported = [schema_resource_type(s) for s in apis.export_schemas(export_cluster, export)]
         self._claimed = list(self._claimed_types())
@@ -135,9 +130,8 @@ class ExportView(View):
     def _claim_identity(self, rtype: ResourceType) -> str:
         return next(i for t, i in self._claimed if (t.group, t.plural) == (rtype.group, rtype.plural))
 
-    def authorize(self, verb: str, rtype: ResourceType, namespace: str | None) -> None:
-        """The content permission, the wildcard rules, and per-cluster binding and claim checks."""
-        if not authz.allowed(
+    def _require_content_permission(self, verb: str) -> None:
+        if not rbac.allowed(
             self.apis.store,
             self.export_cluster,
             self.identity,
@@ -147,9 +141,23 @@ class ExportView(View):
             self.export_name,
         ):
             raise errors.forbidden(
-                f'User "{self.identity}" cannot {verb} resource "apiexports/content" in API group "{APIS}" '
-                f'for APIExport "{self.export_name}"'
+                f'User "{self.identity.user}" cannot {verb} resource "apiexports/content" in API group '
+                f'"{APIS}" for APIExport "{self.export_name}"'
             )
+
+    def held_to_rbac(self) -> bool:
+        """Requests are held to the content permission and the bindings, not to the workspaces' RBAC."""
+        return False
+
+    def authorize_discovery(self) -> None:
+        """Discovery needs the content permission too, as kcp's virtual workspace requires."""
+        self._require_content_permission("get")
+
+    def authorize(
+        self, verb: str, rtype: ResourceType, namespace: str | None, name: str = "", subresource: str = ""
+    ) -> None:
+        """The content permission, the wildcard rules, and per-cluster binding and claim checks."""
+        self._require_content_permission(verb)
         if self.cluster is None:
             super().authorize(verb, rtype, namespace)
             if namespace is not None:
