@@ -5,8 +5,9 @@ service|role|rolebinding|clusterrole|clusterrolebinding``) POST their objects as
 4-byte magic ``k8s\\x00`` followed by a ``runtime.Unknown`` whose ``raw`` holds the typed message.
 
 The decoder is a small wire-format reader driven by a declarative table of the messages those
-generators send. Field numbers come from the ``generated.proto`` files of kubernetes/api
-(core/v1, apps/v1, rbac/v1) and kubernetes/apimachinery (meta/v1, runtime, intstr, resource).
+generators (and ``kubectl create token``) send. Field numbers come from the ``generated.proto`` files
+of kubernetes/api (core/v1, apps/v1, rbac/v1, authentication/v1) and kubernetes/apimachinery
+(meta/v1, runtime, intstr, resource).
 
 Go serialises every non-pointer field, so a zero value on the wire means "unset" and is dropped, as
 JSON's ``omitempty`` would; fields that are pointers in Go (``presence``) keep their zero values.
@@ -335,6 +336,19 @@ MESSAGES: dict[str, dict[int, Field]] = {
     },
     "Subject": {1: _s("kind"), 2: _s("apiGroup"), 3: _s("name"), 4: _s("namespace")},
     "RoleRef": {1: _s("apiGroup"), 2: _s("kind"), 3: _s("name")},
+    # k8s.io/api/authentication/v1 (kubectl create token)
+    "TokenRequest": {
+        1: _m("metadata", _META),
+        2: _m("spec", "TokenRequestSpec"),
+        3: _m("status", "TokenRequestStatus"),
+    },
+    "TokenRequestSpec": {
+        1: _strings("audiences"),
+        4: _i("expirationSeconds", presence=True),
+        3: _m("boundObjectRef", "BoundObjectReference", presence=True),
+    },
+    "BoundObjectReference": {1: _s("kind"), 2: _s("apiVersion"), 3: _s("name"), 4: _s("uid")},
+    "TokenRequestStatus": {1: _s("token"), 2: Field("expirationTimestamp", Kind.TIME)},
 }
 
 _RBAC = "rbac.authorization.k8s.io/v1"
@@ -351,6 +365,7 @@ TOP_LEVEL: dict[tuple[str, str], str] = {
     (_RBAC, "ClusterRole"): "ClusterRole",
     (_RBAC, "RoleBinding"): "RoleBinding",
     (_RBAC, "ClusterRoleBinding"): "ClusterRoleBinding",
+    ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
 }
 
 _EXPECTED_WIRE = {

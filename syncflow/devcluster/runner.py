@@ -77,6 +77,7 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
         bookmark_interval=options.bookmark_interval,
         watch_history=options.watch_history,
         request_timeout=options.request_timeout,
+        ca_pem=certificate.ca_pem.decode() if certificate else "",
         server_address=f"{options.host}:{port}",
         external_url=(options.external_url or url).rstrip("/"),
     )

@@ -30,6 +30,7 @@ from syncflow.devcluster.options import WriteOptions, write_options
 from syncflow.devcluster.rbac import ADMIN, ADMIN_IDENTITY, Identity
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
+from syncflow.devcluster.serviceaccounts import ServiceAccounts
 from syncflow.devcluster.store import Obj, Store
 from syncflow.devcluster.views import View
 from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
@@ -55,6 +56,7 @@ class ServerConfig:
     request_timeout: float = deadlines.DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
     server_address: str = "127.0.0.1:6443"
     external_url: str = "http://127.0.0.1:6443"
+    ca_pem: str = ""  # the serving CA (PEM), handed out in ServiceAccount token Secrets
 
 
 def identity_of(request: web.Request) -> Identity:
@@ -84,6 +86,7 @@ class DevCluster:
         self.registry = Registry(BUILTIN_TYPES if builtin_types is None else builtin_types)
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
+        self.service_accounts = ServiceAccounts(self.objects, self.registry, lambda: self.config.ca_pem)
         self.request_counts: Counter[str] = Counter()
         self.bootstrap()
 
@@ -132,13 +135,19 @@ class DevCluster:
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path != REQUEST_COUNTS_PATH:
             self.request_counts[request.method] += 1
-        if self.config.tokens and request.path not in _UNAUTHENTICATED_PATHS:
+        if request.path not in _UNAUTHENTICATED_PATHS:
             header = request.headers.get("Authorization", "")
             token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
-            if token not in self.config.tokens:
+            identity: Identity | None = None
+            if token in self.config.tokens:
+                name = self.config.tokens[token]
+                identity = ADMIN_IDENTITY if name == ADMIN else Identity(name)
+            elif token:
+                identity = self.service_accounts.authenticate(token)
+            if identity is None and self.config.tokens:
                 raise errors.unauthorized()
-            name = self.config.tokens[token]
-            request["identity"] = ADMIN_IDENTITY if name == ADMIN else Identity(name)
+            if identity is not None:
+                request["identity"] = identity
         response: web.StreamResponse = await handler(request)
         return response
 
@@ -248,6 +257,15 @@ class DevCluster:
             raise errors.not_found(rtype.plural, path.name, rtype.group)
         if path.subresource == "scale":
             return await self._scale(request, t, current)
+        if path.subresource == "token":
+            if method != "POST":
+                raise errors.method_not_allowed(
+                    "the server does not allow this method on the requested resource"
+                )
+            minted = self.service_accounts.token_request(
+                cluster, namespace, path.name, await self._body(request)
+            )
+            return json_response(minted, 201)
         if method == "GET":
             shown = present(view, t, cluster, current)
             if tables.wants_table(request.headers.get("Accept", "")):
@@ -292,6 +310,8 @@ class DevCluster:
             return rtype.status_subresource
         if subresource == "scale":
             return rtype.scale is not None
+        if subresource == "token":
+            return (rtype.group, rtype.plural) == ("", "serviceaccounts")
         return subresource == "finalize" and (rtype.group, rtype.plural) == ("", "namespaces")
 
     async def _body(self, request: web.Request) -> Any:

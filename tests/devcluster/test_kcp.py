@@ -468,3 +468,41 @@ def test_crd_and_binding_for_the_same_resource_conflict(
     conditions = {c["type"]: c for c in binding["status"]["conditions"]}
     assert binding["status"]["phase"] == "Binding"
     assert conditions["Ready"]["status"] == "False" and conditions["Ready"]["reason"] == "NamingConflicts"
+
+
+def test_service_account_token_works_in_its_workspace_with_its_rights_only(
+    kcp: DevclusterProcess, org: dict[str, str]
+) -> None:
+    team = api(kcp, "/clusters/root:org:team-1")
+    core, rbac = client.CoreV1Api(team), client.RbacAuthorizationV1Api(team)
+    assert core.read_namespaced_service_account("default", "default").metadata.uid
+    core.create_namespaced_service_account("default", {"metadata": {"name": "syncer"}})
+    rbac.create_cluster_role(
+        {
+            "metadata": {"name": "syncer"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["*"]}],
+        }
+    )
+    rbac.create_cluster_role_binding(
+        {
+            "metadata": {"name": "syncer"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "syncer"},
+            "subjects": [{"kind": "ServiceAccount", "name": "syncer", "namespace": "default"}],
+        }
+    )
+    request = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[]))
+    token = core.create_namespaced_service_account_token("syncer", "default", request).status.token
+    for address in ("/clusters/root:org:team-1", f"/clusters/{org['root:org:team-1']}"):
+        as_syncer = client.CoreV1Api(api(kcp, address, token))
+        name = "by-" + address.rsplit("/", 1)[1].replace(":", "-")
+        assert as_syncer.create_namespaced_config_map("default", {"metadata": {"name": name}}).metadata.uid
+        with pytest.raises(ApiException) as secrets:
+            as_syncer.list_namespaced_secret("default")
+        assert secrets.value.status == 403
+    for elsewhere in ("/clusters/root:org:team-2", "/clusters/root:org", "/clusters/*"):
+        with pytest.raises(ApiException) as denied:
+            client.CoreV1Api(api(kcp, elsewhere, token)).list_config_map_for_all_namespaces()
+        assert denied.value.status == 403, elsewhere
+    assert client.CoreV1Api(api(kcp, "/clusters/root:org:team-3")).read_namespaced_service_account(
+        "default", "default"
+    )
