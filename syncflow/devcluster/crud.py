@@ -19,8 +19,9 @@ from typing import Any
 
 import orjson
 
-from syncflow.devcluster import dryrun, errors, kinds, limits, patch
+from syncflow.devcluster import dryrun, errors, kinds, limits, patch, serverside
 from syncflow.devcluster.errors import FieldError, StatusError
+from syncflow.devcluster.managedfields import Tracking
 from syncflow.devcluster.meta_validation import validate_object_meta
 from syncflow.devcluster.resources import ResourceType
 from syncflow.devcluster.store import Obj, Store
@@ -49,11 +50,19 @@ def deep_copy(obj: Any) -> Any:
 def _content(obj: Obj) -> Obj:
     """An object without the fields that change on every write, for no-op detection."""
     meta = {k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "managedFields")}
+    meta["managedFields"] = [  # a write that only moves an entry's time changes nothing
+        {k: v for k, v in entry.items() if k != "time"}
+        for entry in obj["metadata"].get("managedFields") or []
+    ]
     return {**obj, "metadata": meta}
 
 
 def _spec_part(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+Track = Callable[[Obj | None, Obj], list[Obj]]
+"""Computes an object's managedFields after a write, from the object before (None: create) and after."""
 
 
 @dataclass(frozen=True)
@@ -190,8 +199,8 @@ class Objects:
 
     # ----- writes -----
 
-    def create(self, t: Target, namespace: str, body: Any) -> Obj:
-        """Create an object from a request body."""
+    def create(self, t: Target, namespace: str, body: Any, track: Track | None = None) -> Obj:
+        """Create an object from a request body; ``track`` records its managedFields."""
         obj = self._decode(t, body)
         meta = obj["metadata"]
         if t.rtype.namespaced:
@@ -205,6 +214,7 @@ class Objects:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(t, namespace, str(meta["generateName"]))
+        sent_managed = meta.get("managedFields")
         for key in (*_SERVER_META, "resourceVersion", "selfLink", "managedFields"):
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -215,6 +225,8 @@ class Objects:
             obj.pop("status", None)
         self._admit(t, obj, None)
         self._validate(t, obj, None)
+        if track is not None:
+            _set_managed(meta, track(None, {**obj, "metadata": {**meta, "managedFields": sent_managed}}))
         if (
             self.store.get(
                 t.cluster,
@@ -230,7 +242,15 @@ class Objects:
         self._written(t, stored, None)
         return stored
 
-    def update(self, t: Target, namespace: str, name: str, body: Any, subresource: str = "") -> Obj:
+    def update(
+        self,
+        t: Target,
+        namespace: str,
+        name: str,
+        body: Any,
+        subresource: str = "",
+        track: Track | None = None,
+    ) -> Obj:
         """Replace an object (PUT), or only its status with ``subresource='status'``."""
         old = self.get(t, namespace, name)
         new = self._decode(t, body)
@@ -240,10 +260,17 @@ class Objects:
                 f"({name})"
             )
         self._check_resource_version(t, old, new)
-        return self.replace(t, old, new, subresource)
+        return self.replace(t, old, new, subresource, track)
 
     def patch(
-        self, t: Target, namespace: str, name: str, content_type: str, body: bytes, subresource: str = ""
+        self,
+        t: Target,
+        namespace: str,
+        name: str,
+        content_type: str,
+        body: bytes,
+        subresource: str = "",
+        track: Track | None = None,
     ) -> Obj:
         """Apply a merge, JSON or strategic merge patch."""
         old = self.get(t, namespace, name)
@@ -269,11 +296,6 @@ class Objects:
                         f"{JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}"
                     )
                 patched = patch.strategic_merge_patch(base, document, patch_schema)
-            elif content_type == APPLY_PATCH:
-                raise errors.unsupported_media_type(
-                    "server-side apply (application/apply-patch+yaml) is not supported by devcluster; "
-                    "use client-side apply (kubectl apply without --server-side) or a merge patch"
-                )
             else:
                 raise errors.unsupported_media_type(f"the media type {content_type!r} is not a patch type")
         except patch.PatchError as exc:
@@ -284,10 +306,36 @@ class Objects:
             patched = t.rtype.converter.to_storage(patched, t.version)
         self._check_resource_version(t, old, patched)
         patched["metadata"]["name"] = name
-        return self.replace(t, old, patched, subresource)
+        return self.replace(t, old, patched, subresource, track)
 
-    def replace(self, t: Target, old: Obj, new: Obj, subresource: str = "") -> Obj:
-        """Store ``new`` in place of ``old`` under the rules of the main resource or a subresource."""
+    def apply(
+        self, t: Target, namespace: str, name: str, body: bytes, tracking: Tracking, force: bool
+    ) -> Obj:
+        """Server-side apply: create the object, or merge the configuration into it (see serverside)."""
+        config = serverside.decode(body, t.api_version, t.rtype.kind, name)
+        live = self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, name)
+        if live is None:
+            if tracking.subresource:
+                raise errors.not_found(t.rtype.plural, name, t.rtype.group)
+            created, managed = serverside.apply(None, config, tracking, force)
+            created["metadata"]["name"] = name
+            return self.create(t, namespace, created, lambda old, new: managed)
+        base = {**deep_copy(live), "apiVersion": t.api_version, "kind": t.rtype.kind}
+        if t.rtype.converter is not None:
+            base = t.rtype.converter.from_storage(base, t.version)
+        merged, managed = serverside.apply(base, config, tracking, force)
+        if t.rtype.converter is not None:
+            merged = t.rtype.converter.to_storage(merged, t.version)
+        return self.replace(t, live, merged, tracking.subresource, lambda old, new: managed)
+
+    def replace(
+        self, t: Target, old: Obj, new: Obj, subresource: str = "", track: Track | None = None
+    ) -> Obj:
+        """Store ``new`` in place of ``old`` under the rules of the main resource or a subresource.
+
+        ``track`` computes the new managedFields; without it (the server's own writes) they stay.
+        """
+        sent_managed = new["metadata"].get("managedFields")
         if subresource == "status":
             new = {**deep_copy(old), "status": new.get("status")}
             if new["status"] is None:
@@ -312,6 +360,10 @@ class Objects:
         if not subresource:
             self._admit(t, new, old)
         self._validate(t, new, old)
+        if track is not None:
+            _set_managed(meta, track(old, {**new, "metadata": {**meta, "managedFields": sent_managed}}))
+        else:
+            _set_managed(meta, old["metadata"].get("managedFields") or [])
         if _content(new) == _content({**old, "apiVersion": t.api_version, "kind": t.rtype.kind}):
             return old
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and self._removable(t, new):
@@ -462,6 +514,13 @@ class Objects:
             if self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, name) is None:
                 return name
         raise StatusError(500, "AlreadyExists", f"could not generate a unique name for {prefix!r}")
+
+
+def _set_managed(meta: Obj, entries: list[Obj]) -> None:
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
 
 
 def _sort_key(item: tuple[str, Obj]) -> tuple[str, str, str]:

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from syncflow.devcluster import errors
+from syncflow.devcluster.crud import APPLY_PATCH
 from syncflow.devcluster.errors import FieldError
 
 DRY_RUN_ALL = "All"
-APPLY_PATCH = "application/apply-patch+yaml"
 FIELD_MANAGER_MAX_LENGTH = 128
 _OPTIONS_GROUP = "meta.k8s.io"
 

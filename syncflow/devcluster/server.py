@@ -23,14 +23,16 @@ from syncflow.devcluster import (
     scale,
     tables,
 )
-from syncflow.devcluster.crud import Objects, Target, field_labels
+from syncflow.devcluster.crud import APPLY_PATCH, Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
+from syncflow.devcluster.managedfields import Tracking, default_manager
 from syncflow.devcluster.options import WriteOptions, write_options
 from syncflow.devcluster.rbac import ADMIN, ADMIN_IDENTITY, Identity
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
 from syncflow.devcluster.serviceaccounts import ServiceAccounts
+from syncflow.devcluster.shapes import shape_of
 from syncflow.devcluster.store import Obj, Store
 from syncflow.devcluster.views import View
 from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
@@ -247,11 +249,13 @@ class DevCluster:
                 body = await self._body(request)
                 options = _options("Create", request)
                 with self.objects.dry_run(options.dry_run):
-                    created = self.objects.create(t, namespace, body)
+                    created = self.objects.create(t, namespace, body, _tracking(request, t, options).updated)
                 return json_response(present(view, t, cluster, created), 201)
             if method == "DELETE":
                 return await self._delete_collection(request, view, t, path.namespace)
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        if method == "PATCH" and path.subresource in ("", "status") and _content_type(request) == APPLY_PATCH:
+            return await self._apply(request, view, t, namespace, path)
         current = self.objects.get(t, namespace, path.name)
         if not view.visible(cluster, rtype, current):
             raise errors.not_found(rtype.plural, path.name, rtype.group)
@@ -283,14 +287,18 @@ class DevCluster:
             body = await self._body(request)
             options = _options("Update", request)
             with self.objects.dry_run(options.dry_run):
-                updated = self.objects.update(t, namespace, path.name, body, path.subresource)
+                track = _tracking(request, t, options, path.subresource).updated
+                updated = self.objects.update(t, namespace, path.name, body, path.subresource, track)
             return json_response(present(view, t, cluster, updated))
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             raw = await request.read()
             options = _options("Patch", request, patch_type=content_type)
             with self.objects.dry_run(options.dry_run):
-                patched = self.objects.patch(t, namespace, path.name, content_type, raw, path.subresource)
+                track = _tracking(request, t, options, path.subresource).updated
+                patched = self.objects.patch(
+                    t, namespace, path.name, content_type, raw, path.subresource, track
+                )
             return json_response(present(view, t, cluster, patched))
         if method == "DELETE" and not path.subresource:
             delete_options = await self._delete_options(request)
@@ -470,6 +478,20 @@ class DevCluster:
             }
         )
 
+    async def _apply(
+        self, request: web.Request, view: View, t: Target, namespace: str, path: routing.ApiPath
+    ) -> web.Response:
+        """Server-side apply: 201 when it created the object, else 200."""
+        raw = await request.read()
+        options = _options("Patch", request, patch_type=APPLY_PATCH)
+        existing = self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, path.name)
+        if existing is not None and not view.visible(t.cluster, t.rtype, existing):
+            raise errors.not_found(t.rtype.plural, path.name, t.rtype.group)
+        tracking = _tracking(request, t, options, path.subresource)
+        with self.objects.dry_run(options.dry_run):
+            applied = self.objects.apply(t, namespace, path.name, raw, tracking, options.force)
+        return json_response(present(view, t, t.cluster, applied), 200 if existing is not None else 201)
+
     async def _scale(self, request: web.Request, t: Target, obj: Obj) -> web.Response:
         assert t.rtype.scale is not None
         if request.method == "GET":
@@ -484,7 +506,8 @@ class DevCluster:
         else:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
         with self.objects.dry_run(options.dry_run):
-            updated = self.objects.replace(t, obj, scale.with_replicas(t.rtype.scale, obj, wanted))
+            wanted_obj = scale.with_replicas(t.rtype.scale, obj, wanted)
+            updated = self.objects.replace(t, obj, wanted_obj, "", _tracking(request, t, options).updated)
         return json_response(scale.scale_of(t.rtype.scale, updated))
 
 
@@ -505,6 +528,18 @@ def _verb(method: str, path: routing.ApiPath, query: Any) -> str:
     if method == "DELETE":
         return "delete" if path.name else "deletecollection"
     return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
+def _content_type(request: web.Request) -> str:
+    return request.headers.get("Content-Type", "").split(";")[0].strip()
+
+
+def _tracking(request: web.Request, t: Target, options: WriteOptions, subresource: str = "") -> Tracking:
+    """How a write by this request's field manager updates managedFields."""
+    manager = options.field_manager or default_manager(request.headers.get("User-Agent", ""))
+    return Tracking(
+        manager, shape_of(t.rtype, t.version), t.api_version, t.rtype.status_subresource, subresource
+    )
 
 
 def _options(
