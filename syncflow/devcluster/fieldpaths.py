@@ -43,25 +43,27 @@ def value(item: Any) -> str:
 
 
 def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
-    """The FieldsV1 object of a field set."""
-    members = set(paths)
+    """The FieldsV1 object of a field set (keys sorted, as kube writes them)."""
     tree: dict[str, Any] = {}
-    for path in sorted(members):
+    for path in paths:
         node = tree
         for element in path:
             node = node.setdefault(element, {})
-    return _mark(tree, (), members)
+        if node:
+            node["."] = {}  # a member with members below it
+        else:
+            node[_LEAF] = True
+    return _finish(tree)
 
 
-def _mark(node: dict[str, Any], path: Path, members: set[Path]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for element in sorted(node):
-        child_path = (*path, element)
-        child = _mark(node[element], child_path, members)
-        if child and child_path in members:
-            child = {".": {}, **child}
-        out[element] = child
-    return out
+_LEAF = ""  # marks a member leaf while the tree is built (never a real path element)
+
+
+def _finish(node: dict[str, Any]) -> dict[str, Any]:
+    leaf = node.pop(_LEAF, False)
+    if leaf and node:
+        node["."] = {}  # a member leaf that later got members below it
+    return {k: (v if k == "." else _finish(v)) for k, v in sorted(node.items())}
 
 
 def from_fields_v1(tree: Mapping[str, Any], prefix: Path = ()) -> FieldSet:

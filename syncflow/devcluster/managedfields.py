@@ -68,36 +68,29 @@ def scoped(obj: dict[str, Any], status_subresource: bool, subresource: str) -> d
     return body
 
 
-def fields_of(value: Any, shape: Shape, path: Path = ()) -> FieldSet:
+def fields_of(value: Any, shape: Shape) -> FieldSet:
     """Every member path of a value: leaves, set elements and associative-list items."""
-    out: FieldSet = set()
-    _walk(value, shape, path, out)
-    return out
+    return fieldpaths.from_fields_v1(fields_tree(value, shape))
 
 
-def _walk(value: Any, shape: Shape, path: Path, out: FieldSet) -> None:
+def fields_tree(value: Any, shape: Shape) -> dict[str, Any]:
+    """The FieldsV1 tree of every field of ``value`` (its own membership is for the caller to mark)."""
     if isinstance(value, dict):
-        if not value:
-            if path:
-                out.add(path)
-            return
-        for name, child in value.items():
-            _walk(child, shape.field(name), (*path, fieldpaths.field(name)), out)
-        return
+        return {
+            "f:" + name: fields_tree(child, shape.field(name)) if isinstance(child, dict | list) else {}
+            for name, child in sorted(value.items())
+        }
     if isinstance(value, list) and value:
         if shape.list_type == SET and all(not isinstance(v, dict | list) for v in value):
-            out.update((*path, fieldpaths.value(v)) for v in value)
-            return
+            return {element: {} for element in sorted(fieldpaths.value(v) for v in value)}
         keys = shape.keys
         if shape.list_type == MAP and keys and all(isinstance(v, dict) for v in value):
             item_shape = shape.item()
-            for item in value:
-                item_path = (*path, fieldpaths.key(item, keys))
-                out.add(item_path)
-                for name, child in item.items():
-                    _walk(child, item_shape.field(name), (*item_path, fieldpaths.field(name)), out)
-            return
-    out.add(path)
+            items = {fieldpaths.key(item, keys): item for item in value}
+            return {
+                element: {".": {}, **fields_tree(items[element], item_shape)} for element in sorted(items)
+            }
+    return {}
 
 
 def value_at(obj: Any, path: Path) -> Any:
@@ -181,17 +174,24 @@ class Entry:
 
     def to_json(self) -> dict[str, Any]:
         """The entry as stored, in kube's field order."""
-        out: dict[str, Any] = {
-            "manager": self.manager,
-            "operation": self.operation,
-            "apiVersion": self.api_version,
-            "time": self.time,
-            "fieldsType": "FieldsV1",
-            "fieldsV1": fieldpaths.to_fields_v1(self.fields),
-        }
-        if self.subresource:
-            out["subresource"] = self.subresource
-        return out
+        tree = fieldpaths.to_fields_v1(self.fields)
+        return _entry_json(self.manager, self.operation, self.api_version, self.time, tree, self.subresource)
+
+
+def _entry_json(
+    manager: str, operation: str, api_version: str, time: str, tree: dict[str, Any], subresource: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": api_version,
+        "time": time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": tree,
+    }
+    if subresource:
+        out["subresource"] = subresource
+    return out
 
 
 def read(meta: dict[str, Any]) -> list[Entry]:
@@ -246,11 +246,18 @@ class Tracking:
         sent = new["metadata"].get("managedFields")
         if sent == [{}]:
             return []  # kube's way of clearing managedFields
-        entries = read(old["metadata"]) if old is not None else []
-        before = scoped(old, self.status_subresource, self.subresource) if old is not None else {}
-        changed, removed = changed_paths(
-            before, scoped(new, self.status_subresource, self.subresource), self.shape
-        )
+        after = scoped(new, self.status_subresource, self.subresource)
+        if old is None:  # a create owns everything it sets
+            tree = fields_tree(after, self.shape)
+            time = new["metadata"].get("creationTimestamp") or now()
+            return (
+                [_entry_json(self.manager, UPDATE, self.api_version, time, tree, self.subresource)]
+                if tree
+                else []
+            )
+        entries = read(old["metadata"])
+        before = scoped(old, self.status_subresource, self.subresource)
+        changed, removed = changed_paths(before, after, self.shape)
         for entry in entries:
             entry.fields -= changed | removed
         mine = find(entries, self.manager, UPDATE, self.subresource)
