@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import tempfile
 import uuid
@@ -22,13 +23,27 @@ from tests.support.redis import provide_session_redis, session_redis_url
 _session: dict[str, object] = {}
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Provide Redis (before any test module reads its URL) and mark the processes of this session."""
-    if hasattr(config, "workerinput"):  # pragma: no cover - xdist workers share the controller's set-up
-        return
+def _stop_redis() -> None:
+    stack = _session.pop("redis", None)
+    if isinstance(stack, Stack):
+        stack.stop()
+
+
+def _provide() -> None:
+    """Provide Redis and mark the processes of this session.
+
+    This runs when pytest imports this file, which it does before any other conftest or test module
+    (parents first), so module-level reads of ``SYNCFLOW_TEST_REDIS_URL`` already see the session's
+    Redis, also when a run starts in a subdirectory (``pytest tests/queue``).
+    """
     workdir = Path(tempfile.mkdtemp(prefix="syncflow-test-redis-"))
     _session["redis"] = provide_session_redis(workdir)
+    atexit.register(_stop_redis)  # should pytest stop before pytest_unconfigure
     os.environ[leftovers.MARKER_VARIABLE] = _session["marker"] = uuid.uuid4().hex
+
+
+if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers share the controller's set-up
+    _provide()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -66,6 +81,4 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the session's private Redis."""
-    stack = _session.pop("redis", None)
-    if isinstance(stack, Stack):
-        stack.stop()
+    _stop_redis()

@@ -29,6 +29,9 @@ from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
 
+# The session's Redis (tests/conftest.py provided it before this module was imported).
+REAL_REDIS_URL = session_redis_url()
+
 register_verb("sync", "sync")
 register_verb("status", "status")
 
