@@ -3,13 +3,11 @@
 In the workspace the kcp kubeconfig points at: the APIExportEndpointSlice, that workspace's
 ``LogicalCluster`` (name and ``kcp.io/path``), then the APIExport the slice names and its own
 logical cluster. The virtual workspace URL appears on the slice only once some workspace binds the
-export; until then the watcher waits and says so.
+export; until then publish mode's rules stay pending and say so.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +16,6 @@ from kubernetes.client import ApiClient
 from syncflow.kube.clients import for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.logs import log_event
-
-logger = logging.getLogger("syncflow.publish")
 
 Obj = dict[str, Any]
 APIS = "/apis/apis.kcp.io/v1alpha1"
@@ -56,25 +51,3 @@ def resolve(kcp: ApiClient, slice_ref: str) -> ExportEndpoint:
 def export_client(kcp: ApiClient, export_path: str) -> JsonApi:
     """A client for the workspace that holds the APIExport."""
     return JsonApi(for_cluster(kcp, export_path))
-
-
-def wait_for_urls(
-    kcp: ApiClient, slice_ref: str, stop: threading.Event, poll: float = 1.0
-) -> ExportEndpoint | None:
-    """Resolve until the slice publishes a virtual workspace URL (None if stopped first)."""
-    announced = False
-    while not stop.is_set():
-        endpoint = resolve(kcp, slice_ref)
-        if endpoint.urls:
-            return endpoint
-        if not announced:
-            log_event(
-                logger,
-                "publish.waiting_for_virtual_workspace",
-                endpointslice=slice_ref,
-                export=f"{endpoint.export_path}:{endpoint.export_name}",
-                hint="bind the APIExport in a workspace: kcp publishes the URL once a binding exists",
-            )
-            announced = True
-        stop.wait(poll)
-    return None
