@@ -21,6 +21,26 @@ def describe(exc: BaseException) -> str:
     return str(exc)
 
 
+def server_error(exc: ApiException, action: str, name: str) -> str:
+    """kubectl's ``Error from server (<reason>): error when <action> <name>: <message>``."""
+    reason, message = _reason_and_message(exc)
+    return f"Error from server ({reason}): error when {action} {name}: {message}"
+
+
+def status_message(exc: ApiException) -> str:
+    """kubectl's ``Error from server (<reason>): <message>`` for a refused request."""
+    reason, message = _reason_and_message(exc)
+    return f"Error from server ({reason}): {message}"
+
+
+def _reason_and_message(exc: ApiException) -> tuple[str, str]:
+    try:
+        status = json.loads(exc.body or "")
+        return str(status.get("reason") or exc.reason), str(status.get("message") or exc.body)
+    except (TypeError, ValueError, AttributeError):
+        return str(exc.reason), str(exc.body)
+
+
 def network_reason(exc: BaseException) -> str:
     """The innermost cause of a client library's network error, e.g. "Connection refused"."""
     current: BaseException | None = exc

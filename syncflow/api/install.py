@@ -13,7 +13,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.clients import KubeconfigError, load_client
-from syncflow.neterrors import network_reason
+from syncflow.neterrors import network_reason, server_error
 
 _TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts of each request, in seconds."""
@@ -31,12 +31,7 @@ def _body(response: Any) -> dict[str, Any]:
 
 
 def _server_error(exc: ApiException, action: str, name: str) -> InstallError:
-    try:
-        status = json.loads(exc.body or "")
-        reason, message = status.get("reason") or exc.reason, status.get("message") or exc.body
-    except (TypeError, ValueError):
-        reason, message = exc.reason, exc.body
-    return InstallError(f"Error from server ({reason}): error when {action} {name}: {message}")
+    return InstallError(server_error(exc, action, name))
 
 
 def _apply(api: client.ApiextensionsV1Api, crd: Mapping[str, Any]) -> str:
@@ -115,6 +110,20 @@ def apply_crds(
         api_client = load_client(kubeconfig, context)
     except KubeconfigError as exc:
         raise InstallError(str(exc)) from None
+    try:
+        install_crds(api_client, crds, timeout=timeout, echo=echo)
+    finally:
+        api_client.close()  # type: ignore[no-untyped-call]
+
+
+def install_crds(
+    api_client: client.ApiClient,
+    crds: Sequence[Mapping[str, Any]],
+    *,
+    timeout: float,
+    echo: Callable[[str], None],
+) -> None:
+    """:func:`apply_crds` through a client the caller owns (e.g. one aimed at a kcp workspace)."""
     api = client.ApiextensionsV1Api(api_client)
     try:
         for crd in crds:
@@ -129,5 +138,3 @@ def apply_crds(
         raise InstallError(
             f"unable to connect to the server {api_client.configuration.host}: {network_reason(exc)}"
         ) from None
-    finally:
-        api_client.close()  # type: ignore[no-untyped-call]
