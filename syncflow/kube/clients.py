@@ -58,6 +58,16 @@ def for_url(api: client.ApiClient, url: str) -> client.ApiClient:
     """A new client for ``url`` with the same credentials, CA and headers as ``api``."""
     configuration = copy.deepcopy(api.configuration)
     configuration.host = url.rstrip("/")
+    reload_token = configuration.refresh_api_key_hook
+    if reload_token is not None:
+        # The kubeconfig loader's hook (set for token credentials) re-applies the whole kubeconfig,
+        # its server and the hook itself too, before every request: keep its token, not its server.
+        def refresh(config: client.Configuration) -> None:
+            reload_token(config)
+            config.host = url.rstrip("/")
+            config.refresh_api_key_hook = refresh  # type: ignore[assignment]  # typed as None
+
+        configuration.refresh_api_key_hook = refresh
     copied = client.ApiClient(configuration=configuration)
     copied.default_headers.update(api.default_headers)
     return copied

@@ -73,3 +73,21 @@ def test_for_url_keeps_credentials_and_ca() -> None:
 def test_for_cluster_rejects_a_slash() -> None:
     with pytest.raises(ValueError, match="logical cluster"):
         for_cluster(client.ApiClient(client.Configuration(host="https://kcp")), "a/b")
+
+
+def test_a_retargeted_client_of_a_token_kubeconfig_keeps_its_url(tmp_path: Path) -> None:
+    """The kubeconfig loader re-applies the whole kubeconfig (server too) before each token request."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: kcp\n"
+        "clusters: [{name: kcp, cluster: {server: 'https://kcp:6443/clusters/root'}}]\n"
+        "contexts: [{name: kcp, context: {cluster: kcp, user: me}}]\n"
+        "users: [{name: me, user: {token: s3cret}}]\n"
+    )
+    retargeted = for_cluster(load_client(str(path)), "root:org")
+    for _ in range(2):
+        _, url, headers, _, _ = retargeted.param_serialize(
+            "GET", "/api/v1/namespaces", header_params={}, auth_settings=["BearerToken"]
+        )
+        assert url == "https://kcp:6443/clusters/root:org/api/v1/namespaces"
+        assert headers["authorization"] == "Bearer s3cret"
