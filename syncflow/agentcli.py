@@ -104,3 +104,61 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
 
         directory.mkdir(parents=True, exist_ok=True)
         run_beat(settings, schedule=str(directory / "beat-schedule"), loglevel=settings.log_level)
+
+
+_BOOTSTRAP_OPTIONS = (
+    click.option(
+        "-o",
+        "--output",
+        required=True,
+        type=click.Path(dir_okay=False, allow_dash=True),
+        help="Manifest file to write for the cluster (- for stdout); it holds a token: kept 0600.",
+    ),
+    click.option(
+        "--kcp-kubeconfig",
+        envvar="SYNCFLOW_KCP_KUBECONFIG",
+        default=None,
+        help="Your kubeconfig of kcp [$KUBECONFIG, ~/.kube/config].",
+    ),
+    click.option(
+        "--kcp-namespace",
+        default="default",
+        show_default=True,
+        help="Namespace of the syncer's ServiceAccount in the workspace.",
+    ),
+    click.option("--image", default=None, help="The syncflow image [syncflow:<version>]."),
+    click.option(
+        "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes."
+    ),
+)
+
+
+def bootstrap_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The flags every bootstrap command takes."""
+    for option in reversed(_BOOTSTRAP_OPTIONS):
+        command = option(command)
+    return command
+
+
+def write_bootstrap(
+    kcp_kubeconfig: str | None, output: str, build: Callable[[Any], list[dict[str, Any]]]
+) -> None:
+    """Run ``build`` with the kcp client (progress to stderr), write its manifest to ``output``, then
+    tell how to apply it, as kcp's plugins do."""
+    from syncflow.bootstrap import manifest
+    from syncflow.bootstrap.errors import BootstrapError
+    from syncflow.kube.clients import KubeconfigError, load_client
+
+    try:
+        objects = build(load_client(kcp_kubeconfig))
+    except (BootstrapError, KubeconfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    manifest.write(objects, output)
+    if output != "-":
+        namespace = objects[0]["metadata"]["name"]
+        click.echo(
+            f"\nWrote the cluster's manifest to {output} for namespace {namespace!r}. Apply it with\n\n"
+            f"  KUBECONFIG=<cluster-config> kubectl apply -f {output}\n\nand check the syncer with\n\n"
+            f"  KUBECONFIG=<cluster-config> kubectl get deployments -n {namespace}",
+            err=True,
+        )
