@@ -8,6 +8,7 @@ cluster in-cluster, as its ServiceAccount.
 
 from __future__ import annotations
 
+import base64
 import os
 import sys
 from collections.abc import Iterable
@@ -147,7 +148,8 @@ def kubeconfig_secret(inst: Installation, kubeconfig: str) -> Obj:
         "kind": "Secret",
         "metadata": inst.metadata(inst.name),
         "type": "Opaque",
-        "stringData": {KUBECONFIG_KEY: kubeconfig},
+        # data, not stringData: kubectl apply would report every re-apply of stringData as a change
+        "data": {KUBECONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
     }
 
 
