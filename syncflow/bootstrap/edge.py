@@ -97,12 +97,20 @@ def bootstrap(kcp: ApiClient, options: EdgeBootstrap, echo: Callable[[str], None
     }
     token = account.ensure(ws.api, account.Account(syncer, options.kcp_namespace, EVERYTHING, owner), echo)
     inst = Installation(syncer, options.namespace or f"kcp-edge-{syncer}", options.image)
+    upstream = kubeconfig(Server.of_workspace(kcp, ws.path), token, options.kcp_namespace)
+    return pcluster_manifest(options, inst, ws.path, upstream)
+
+
+def pcluster_manifest(
+    options: EdgeBootstrap, inst: Installation, workspace_path: str, kcp_kubeconfig: str
+) -> list[Obj]:
+    """The p-cluster's manifest of edge syncer ``options.name`` for mailbox ``workspace_path``."""
     args = [
         "edge",
         "--role",
         "all",
         "--workspace",
-        ws.path,
+        workspace_path,
         "--kcp-kubeconfig",
         manifest.KCP_KUBECONFIG,
         "--workers",
@@ -114,9 +122,7 @@ def bootstrap(kcp: ApiClient, options: EdgeBootstrap, echo: Callable[[str], None
         manifest.namespace(inst),
         manifest.service_account(inst),
         *manifest.cluster_access(inst, [rule(["*"], ["*"], ["*"])]),
-        manifest.kubeconfig_secret(
-            inst, kubeconfig(Server.of_workspace(kcp, ws.path), token, options.kcp_namespace)
-        ),
+        manifest.kubeconfig_secret(inst, kcp_kubeconfig),
         *manifest.redis(inst),
         manifest.syncer(inst, "all", args, {"SYNCFLOW_AGENT_NAME": options.name}),
     ]

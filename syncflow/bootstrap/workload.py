@@ -28,6 +28,7 @@ from syncflow.bootstrap.manifest import Installation, rule
 from syncflow.bootstrap.workspace import Workspace, open_workspace
 from syncflow.config import DNS1035_LABEL, Settings
 from syncflow.modes.workload import discovery, target
+from syncflow.sync.discovery import find_resource
 
 Obj = dict[str, Any]
 DEFAULT_RESOURCES = ("apps/v1/deployments", "v1/services")
@@ -70,6 +71,13 @@ def supported_exports(options: WorkloadSync) -> list[Obj]:
 
 def ensure_sync_target(ws: Workspace, options: WorkloadSync, echo: Callable[[str], None]) -> SyncTarget:
     """The SyncTarget, created or updated to the options."""
+    with explained("reading", "the API discovery", ws.api.host):
+        served = find_resource(ws.api, "workload.kcp.io", "v1alpha1", plural="synctargets")
+    if served is None:
+        raise BootstrapError(
+            f"workspace {ws.path} does not serve workload.kcp.io/v1alpha1 SyncTargets: is it kcp with TMC? "
+            "(syncflow crds --apply installs syncflow's CRD of it)"
+        )
     meta: Obj = {"name": options.name}
     if options.labels:
         meta["labels"] = dict(options.labels)
@@ -134,16 +142,14 @@ def _syncer_id(sync_target: SyncTarget) -> str:
     return syncer
 
 
-def _deployments(
-    inst: Installation, options: WorkloadSync, ws: Workspace, sync_target: SyncTarget
-) -> list[Obj]:
+def _deployments(inst: Installation, options: WorkloadSync, workspace_path: str, uid: str) -> list[Obj]:
     identity = [
         "--sync-target-name",
         options.name,
         "--sync-target-uid",
-        sync_target.metadata.uid or "",
+        uid,
         "--workspace-cluster",
-        ws.path,
+        workspace_path,
         "--kcp-kubeconfig",
         manifest.KCP_KUBECONFIG,
     ]
@@ -156,6 +162,26 @@ def _deployments(
         manifest.syncer(inst, "watch", ["workload", "--role", "watch", *identity], env),
         manifest.syncer(inst, "worker", ["workload", "--role", "worker", *identity, *workers], env),
         manifest.syncer(inst, "beat", ["workload", "--role", "beat", *identity, *state], env),
+    ]
+
+
+def physical_manifest(
+    options: WorkloadSync,
+    inst: Installation,
+    workspace_path: str,
+    uid: str,
+    types: list[discovery.TypeRef],
+    kcp_kubeconfig: str,
+) -> list[Obj]:
+    """The physical cluster's manifest of a syncer of SyncTarget ``uid`` syncing ``types``."""
+    return [
+        manifest.namespace(inst),
+        manifest.service_account(inst),
+        *manifest.cluster_access(inst, physical_rules(types)),
+        *manifest.namespace_access(inst, manifest.own_namespace_rules()),
+        manifest.kubeconfig_secret(inst, kcp_kubeconfig),
+        *manifest.redis(inst),
+        *_deployments(inst, options, workspace_path, uid),
     ]
 
 
@@ -181,14 +207,5 @@ def sync(kcp: ApiClient, options: WorkloadSync, echo: Callable[[str], None]) -> 
     holder = account.Account(syncer, options.kcp_namespace, kcp_rules(options.name, types), owner)
     token = account.ensure(ws.api, holder, echo)
     inst = Installation(syncer, options.namespace or syncer, options.image)
-    return [
-        manifest.namespace(inst),
-        manifest.service_account(inst),
-        *manifest.cluster_access(inst, physical_rules(types)),
-        *manifest.namespace_access(inst, manifest.own_namespace_rules()),
-        manifest.kubeconfig_secret(
-            inst, kubeconfig(Server.of_workspace(kcp, ws.path), token, options.kcp_namespace)
-        ),
-        *manifest.redis(inst),
-        *_deployments(inst, options, ws, sync_target),
-    ]
+    config = kubeconfig(Server.of_workspace(kcp, ws.path), token, options.kcp_namespace)
+    return physical_manifest(options, inst, ws.path, sync_target.metadata.uid or "", types, config)
