@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from syncflow import __version__, cliopts
+from syncflow.demo import MODES as DEMO_MODES
 from syncflow.modes.edge.cli import edge as edge_command
 from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue.layout import CELERY_QUEUES
@@ -432,11 +433,18 @@ main.add_command(edge_command)
     help="Use this Redis (default: a private redis-server, else the embedded one).",
 )
 @click.option("--once", is_flag=True, help="Run the scenario once and exit (non-zero on failure).")
-def demo(workdir: str | None, redis_url: str | None, once: bool) -> None:
-    """Run kcp, a service cluster, Redis and syncflow locally, and sync a sample object end to end."""
+@click.option(
+    "--mode",
+    type=click.Choice(DEMO_MODES),
+    default="publish",
+    show_default=True,
+    help="Which system to show: publish (api-syncagent), workload (TMC syncer), edge (KCP-Edge syncer).",
+)
+def demo(workdir: str | None, redis_url: str | None, once: bool, mode: str) -> None:
+    """Run kcp, a cluster, Redis and syncflow locally, and play one mode's scenario step by step."""
     from pathlib import Path
 
     _require_extra("demo", "syncflow demo")
     from syncflow.demo.runner import DemoOptions, run
 
-    raise SystemExit(run(DemoOptions(Path(workdir) if workdir else None, redis_url, once)))
+    raise SystemExit(run(DemoOptions(Path(workdir) if workdir else None, redis_url, once, mode=mode)))

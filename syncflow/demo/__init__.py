@@ -1,1 +1,4 @@
-"""``syncflow demo``: the whole publish-mode system on one machine, with a guided scenario."""
+"""``syncflow demo``: run kcp, a cluster, Redis and syncflow locally and play one mode's scenario."""
+
+MODES = ("publish", "workload", "edge")
+"""The scenarios ``syncflow demo --mode`` plays (``syncflow.demo.runner.MODES`` runs them)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import urllib.error
 import urllib.request
@@ -68,12 +69,35 @@ def workspace_kubeconfig(source: Path, target: Path, server: str) -> Path:
 
 def start_agent(stack: Stack, settings: Mapping[str, str]) -> None:
     """Start a worker, beat and the watcher with ``settings`` (``SYNCFLOW_*``) and wait until each is up."""
-    env = child_env(settings)
     command = syncflow_command()
-    stack.start("worker", [*command, "worker", "-c", "2", "-I", PUBLISH_TASKS, "-n", "demo@%h"], env)
-    stack.start("beat", [*command, "beat", "-s", str(stack.workdir / "beat-schedule")], env)
+    _start_roles(
+        stack,
+        child_env(settings),
+        worker=[*command, "worker", "-c", "2", "-I", PUBLISH_TASKS, "-n", "demo@%h"],
+        beat=[*command, "beat", "-s", str(stack.workdir / "beat-schedule")],
+        watch=[*command, "watch"],
+    )
+
+
+def start_roles(stack: Stack, mode: str, settings: Mapping[str, str]) -> None:
+    """Start ``syncflow <mode>`` as a worker, beat and watcher with ``settings`` and wait until each is up."""
+    command = [*syncflow_command(), mode, "--role"]
+    _start_roles(
+        stack,
+        child_env(settings),
+        worker=[*command, "worker", "--workers", "2"],
+        beat=[*command, "beat", "--data-dir", str(stack.workdir / "beat")],
+        watch=[*command, "watch"],
+    )
+
+
+def _start_roles(
+    stack: Stack, env: dict[str, str], worker: list[str], beat: list[str], watch: list[str]
+) -> None:
+    stack.start("worker", worker, env)
+    stack.start("beat", beat, env)
     health = f"127.0.0.1:{free_port()}"
-    stack.start("watch", [*command, "watch", "--health-address", health], env)
+    stack.start("watch", [*watch, "--health-address", health], env)
     stack.wait(lambda: " ready." in stack.log_text("worker"), START_TIMEOUT, "the worker", ["worker"])
     stack.wait(lambda: "Starting..." in stack.log_text("beat"), START_TIMEOUT, "beat", ["beat"])
     stack.wait(lambda: _healthy(f"http://{health}/healthz"), START_TIMEOUT, "the watcher", ["watch"])
@@ -85,3 +109,9 @@ def _healthy(url: str) -> bool:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
+
+
+def kubectl_command() -> str:
+    """How to call kubectl in hints: ``kubectl`` when it is on PATH, else the one next to this Python."""
+    found = shutil.which("kubectl")
+    return "kubectl" if found else str(Path(sys.executable).parent / "kubectl")

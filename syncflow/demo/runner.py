@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
 import signal
 import sys
 import tempfile
@@ -13,17 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.api import crdgen, install
-from syncflow.demo import launch, manifests
+from syncflow.demo import edge, launch, manifests, workload
 from syncflow.demo import redis as demo_redis
+from syncflow.demo.play import DemoMode, DemoRun
 from syncflow.demo.progress import Progress
 from syncflow.demo.scenario import ORG, TEAM, Scenario
 from syncflow.demo.stack import Stack, StepError
 from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
+from syncflow.neterrors import status_message
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ class DemoOptions:
     redis_url: str | None
     once: bool
     step_timeout: float = 60.0
+    mode: str = "publish"
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,13 @@ def run(options: DemoOptions) -> int:
         agent = AGENT if redis.private else f"{AGENT}-{uuid.uuid4().hex[:6]}"
         if not redis.private:
             shared_redis = (redis.url, agent)
-        scenario, kubeconfigs = _start(stack, progress, redis.url, agent, options.step_timeout)
-        _play(scenario, progress, agent, options.once)
+        demo = DemoRun(stack, progress, redis.url, agent, options.step_timeout, options.once)
+        hints = MODES[options.mode](demo)
         if options.once:
             progress.info("demo finished: every step passed")
             return 0
-        _print_hints(progress, kubeconfigs)
+        for line in hints:
+            progress.info(line)
         while True:
             signal.pause()
     except _StopRequestedError:
@@ -87,6 +91,9 @@ def run(options: DemoOptions) -> int:
         progress.failed(str(exc))
         for name in exc.logs:
             progress.info(f"--- last lines of {workdir / (name + '.log')}:\n{stack.tail(name)}")
+        return 1
+    except ApiException as exc:  # a step's own request refused: the scenario's fault, not syncflow's
+        progress.failed(status_message(exc))
         return 1
     finally:
         for sig in previous:
@@ -101,6 +108,13 @@ def run(options: DemoOptions) -> int:
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise _StopRequestedError(signal.Signals(signum).name)
+
+
+def _publish(run: DemoRun) -> list[str]:
+    """Publish mode: a CRD published from the service cluster, bound in a workspace, an object synced."""
+    scenario, kubeconfigs = _start(run.stack, run.progress, run.redis_url, run.agent, run.timeout)
+    _play(scenario, run.progress, run.agent, run.once)
+    return _hints(kubeconfigs)
 
 
 def _start(
@@ -164,23 +178,28 @@ def _play(scenario: Scenario, progress: Progress, agent: str, once: bool) -> Non
         progress.done(f"{manifests.KIND} default/orders created and left for you: local copy {where}")
 
 
-def _print_hints(progress: Progress, kubeconfigs: Kubeconfigs) -> None:
-    kubectl = shutil.which("kubectl") or str(Path(sys.executable).parent / "kubectl")
-    kubectl = "kubectl" if shutil.which("kubectl") == kubectl else kubectl
+def _hints(kubeconfigs: Kubeconfigs) -> list[str]:
+    kubectl = launch.kubectl_command()
     new_db = manifests.database_json("billing", engine="postgres", storage_gb=5)
-    progress.info("")
-    progress.info("kubeconfigs:")
+    lines = ["", "kubeconfigs:"]
     for label, path in (
         (f"kcp workspace {TEAM}", kubeconfigs.kcp_team),
         (f"kcp workspace {ORG}", kubeconfigs.kcp_org),
         ("service cluster", kubeconfigs.service),
     ):
-        progress.info(f"  {label + ':':<29} {path}")
-    progress.info("try:")
-    progress.info(f"  {kubectl} --kubeconfig {kubeconfigs.kcp_team} get databases")
-    progress.info(f"  {kubectl} --kubeconfig {kubeconfigs.service} get databases -A --show-labels")
-    progress.info(f"  echo '{new_db}' | {kubectl} --kubeconfig {kubeconfigs.kcp_team} create -f -")
-    progress.info("stop with Ctrl-C")
+        lines.append(f"  {label + ':':<29} {path}")
+    return [
+        *lines,
+        "try:",
+        f"  {kubectl} --kubeconfig {kubeconfigs.kcp_team} get databases",
+        f"  {kubectl} --kubeconfig {kubeconfigs.service} get databases -A --show-labels",
+        f"  echo '{new_db}' | {kubectl} --kubeconfig {kubeconfigs.kcp_team} create -f -",
+        "stop with Ctrl-C",
+    ]
+
+
+MODES: dict[str, DemoMode] = {"publish": _publish, "workload": workload.scenario, "edge": edge.scenario}
+"""Every ``syncflow demo --mode``: each starts its own clusters and agent and plays its steps."""
 
 
 def _log(line: str) -> None:
