@@ -182,9 +182,7 @@ def _reported_state(env: _Edge) -> None:
         "the Policy's state in the mailbox",
         LOGS,
     )
-    by = "the demo playing Kyverno" + (
-        " and kube's controllers (this devcluster runs none)" if played else ""
-    )
+    by = "the demo played Kyverno" + (", and kube's controllers: this devcluster runs none" if played else "")
     run.progress.done(
         f"reported state returned to the mailbox: Deployment kyverno 1/1 ready, Policy ready ({by})"
     )
