@@ -90,3 +90,45 @@ def test_ctrl_c_stops_every_child_and_exits_0(demo: DemoOutput, tmp_path: Path) 
     assert demo.process.wait(timeout=30) == 0
     demo.until("stopped; logs are in", timeout=5)
     assert [pid for pid in pids if _group_alive(pid)] == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "steps"),
+    [
+        (
+            "workload",
+            (
+                "SyncTarget demo Ready",
+                "running in the physical cluster",
+                "ready replicas back on the kcp Deployment: 1/1",
+                "on the kcp Service",
+                "ConfigMap default/settings and Secret default/credentials",
+                "heartbeats on the SyncTarget",
+            ),
+        ),
+        (
+            "edge",
+            (
+                "selected objects are in the p-cluster",
+                "→ policyreports.wgpolicyk8s.io in the p-cluster, group wgpolicyk8s.io",
+                "reported state returned to the mailbox",
+                "upsynced into the mailbox",
+                "through the kyverno-reports export: 1 report",
+            ),
+        ),
+    ],
+)
+def test_demo_mode_once_runs_every_step(tmp_path: Path, mode: str, steps: tuple[str, ...]) -> None:
+    result = subprocess.run(
+        [SYNCFLOW, "demo", "--mode", mode, "--once", "--workdir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=170,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for step in steps:
+        assert step in result.stdout, result.stdout
+    assert "demo finished: every step passed" in result.stdout
+    assert not any(_group_alive(pid) for pid in _recorded_pids(tmp_path))
