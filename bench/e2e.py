@@ -43,9 +43,9 @@ import orjson
 import yaml
 from redis import Redis
 
+from syncflow import tasks as engine_tasks
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
-from syncflow.modes.publish import tasks as publish_tasks
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
 
@@ -56,7 +56,7 @@ JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
 T = TypeVar("T")
-assert publish_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
+assert engine_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
 
 
 class BenchError(SystemExit):
