@@ -1,0 +1,361 @@
+"""Benchmark of edge-mode upsync by polling: 500 objects in a p-cluster upsynced into a mailbox workspace,
+the cost of each poll, and the lag from a downstream change to the mailbox — with 1 and with 2 worker
+processes, against a bare script doing the same lists and writes.
+
+Per worker count, a fresh kcp devcluster (mailbox ``root:edge:mb1`` with the EdgeSyncConfig CRD), a
+fresh p-cluster devcluster holding 500 ConfigMaps, real Redis and real ``syncflow edge`` roles (watch,
+beat, a worker role with ``--workers N``; upsync period 5 s), then:
+
+1. an EdgeSyncConfig upsyncs the 500 ConfigMaps: objects/s until all are in the mailbox, API requests
+   per object (both devclusters' ``/debug/requests``, minus the benchmark's own);
+2. steady state, nothing changing: API requests per poll on each side and ms per poll (the ``poll``
+   task's ``duration_ms``) over several polls;
+3. lag: one ConfigMap changed in the p-cluster at a random moment of the poll period, 10 times; the
+   time until the mailbox shows the change (p50 / max);
+4. the baseline: the same poll done by this process (one paged list of each side), and the 500 writes
+   into the mailbox done directly (8 clients).
+
+Run: ``.venv/bin/python bench/edge.py`` (Redis at 127.0.0.1:6379; the agents' keys are removed).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(
+        Path(__file__).resolve().parents[1]
+    )  # as a script: import bench.e2e, not bench/queue.py
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import subprocess
+import tempfile
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+import aiohttp
+import yaml
+from redis import Redis
+
+from bench.e2e import BIN, REDIS_URL, REPO, Api, BenchError, Stack, percentile
+from syncflow.config import Settings
+from syncflow.queue.service import QueueService
+from syncflow.tasks import CeleryPublisher, create_app
+
+MAILBOX = "root:edge:mb1"
+CONFIGS = "apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
+NAMESPACE = "up"
+SELECTOR = "bench%3Dup"
+
+
+def config_map(name: str, value: str = "0") -> dict[str, Any]:
+    """A small ConfigMap selected by the upsync selector."""
+    return {"metadata": {"name": name, "labels": {"bench": "up"}}, "data": {"value": value, "pad": "x" * 64}}
+
+
+class EdgeBench:
+    """One run: setup with ``workers`` worker processes, the initial upsync, polls, lag, baseline."""
+
+    def __init__(self, stack: Stack, session: aiohttp.ClientSession, objects: int, period: float) -> None:
+        self.stack, self.session, self.objects, self.period = stack, session, objects, period
+        settings = Settings(agent_name=stack.agent, redis_url=REDIS_URL)
+        self.redis = Redis.from_url(REDIS_URL)
+        self.queue = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        self.kcp = self.pcluster = Api(session, "")
+
+    @property
+    def mb(self) -> str:
+        return f"/clusters/{MAILBOX}"
+
+    async def setup(self, workers: int) -> None:
+        """Devclusters, the mailbox with its CRD, the p-cluster's objects, then the syncer's roles."""
+        stack = self.stack
+        self.pcluster = Api(self.session, stack.devcluster("pcluster"))
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        for parent, name in (("root", "edge"), ("root:edge", "mb1")):
+            await self.kcp.call(
+                "POST",
+                f"/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces",
+                {"metadata": {"name": name}},
+            )
+        config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
+        for cluster in config["clusters"]:
+            cluster["cluster"]["server"] = f"{self.kcp.url}{self.mb}"
+        (stack.work / "mailbox.kc").write_text(yaml.safe_dump(config))
+        crds = subprocess.run(
+            [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", str(stack.work / "mailbox.kc")],
+            capture_output=True,
+            text=True,
+            timeout=stack.remaining(60),
+            check=False,
+        )
+        if crds.returncode:
+            raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+        for api, prefix in ((self.kcp, self.mb), (self.pcluster, "")):
+            for namespace in (NAMESPACE, "base"):
+                await api.call("POST", f"{prefix}/api/v1/namespaces", {"metadata": {"name": namespace}})
+        await self.pcluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
+        pending = [f"cm-{i}" for i in range(self.objects)]
+
+        async def client() -> None:
+            while pending:
+                await self.pcluster.call(
+                    "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", config_map(pending.pop())
+                )
+
+        await asyncio.gather(*(client() for _ in range(8)))
+        stack.env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "SYNCFLOW_REDIS_URL": REDIS_URL,
+            "SYNCFLOW_AGENT_NAME": stack.agent,
+            "SYNCFLOW_KUBECONFIG": str(stack.work / "pcluster" / "kc"),
+            "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
+            "SYNCFLOW_WORKSPACE_CLUSTER": MAILBOX,
+            "SYNCFLOW_NAMESPACE": "syncflow",
+            "SYNCFLOW_UPSYNC_PERIOD": str(self.period),
+            "SYNCFLOW_RESYNC_PERIOD": "3600",
+            "SYNCFLOW_STATUS_PERIOD": "3600",
+        }
+        stack.start("watch", "edge", "--role", "watch")
+        stack.start("beat", "edge", "--role", "beat", "--data-dir", str(stack.work / "beat"))
+        stack.start("worker", "edge", "--role", "worker", "--workers", str(workers))
+        log = stack.work / "watch.log"
+        stack.wait_sync(
+            lambda: (
+                True if "watch.listed watch=kcp:edgesyncconfigs" in log.read_text(errors="replace") else None
+            ),
+            60,
+            "the watcher to list the EdgeSyncConfigs",
+        )
+
+    async def _mailbox_count(self, expected: int) -> bool | None:
+        _, listed = await self.kcp.call(
+            "GET", f"{self.mb}/api/v1/namespaces/{NAMESPACE}/configmaps?labelSelector={SELECTOR}"
+        )
+        return True if len(listed["items"]) >= expected else None
+
+    def busy(self) -> int:
+        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
+        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.queue.stats())
+        return keyed + sum(self.queue.broker_backlog().values())
+
+    def polls(self) -> list[float]:
+        """``duration_ms`` of every finished poll task so far."""
+        return [
+            float(m.group(1))
+            for line in self.stack.log_lines("worker")
+            if "task.done key=poll/" in line and (m := re.search(r"duration_ms=([0-9.]+)", line))
+        ]
+
+    async def _counts(self) -> tuple[Counter[str], Counter[str]]:
+        kcp, pcluster = await self.kcp.counts(), await self.pcluster.counts()
+        return kcp - self.kcp.mine, pcluster - self.pcluster.mine
+
+    async def initial(self, timeout: float) -> dict[str, float]:
+        """Create the EdgeSyncConfig; time until every object is in the mailbox."""
+        before = await self._counts()
+        body = {
+            "apiVersion": "edge.kcp.io/v1alpha1",
+            "kind": "EdgeSyncConfig",
+            "metadata": {"name": "bench"},
+            "spec": {
+                "upSyncedResources": [
+                    {
+                        "version": "v1",
+                        "kind": "ConfigMap",
+                        "namespace": NAMESPACE,
+                        "labelSelector": {"matchLabels": {"bench": "up"}},
+                    }
+                ]
+            },
+        }
+        started = time.perf_counter()
+        await self.kcp.call("POST", f"{self.mb}/{CONFIGS}", body)
+        await self.stack.wait(
+            lambda: self._mailbox_count(self.objects), timeout, f"{self.objects} upsynced", 0.2
+        )
+        elapsed = time.perf_counter() - started
+        await self.stack.wait(self._idle, 60, "an idle queue", 0.3)
+        after = await self._counts()
+        kcp, pcluster = after[0] - before[0], after[1] - before[1]
+        return {
+            "rate": self.objects / elapsed,
+            "elapsed": elapsed,
+            "kcp": kcp.total() / self.objects,
+            "pcluster": pcluster.total() / self.objects,
+        }
+
+    async def _idle(self) -> bool | None:
+        return True if self.busy() == 0 else None
+
+    async def steady(self, polls: int) -> dict[str, Any]:
+        """Requests per poll period on each side (everything syncflow sends meanwhile: its Lease renewals
+        and status checks too) and ms per poll task, over ``polls`` polls with nothing changing."""
+        done = len(self.polls())
+        await self.stack.wait(lambda: self._polled(done + 1), 3 * self.period, "a poll", 0.05)
+        before, start = await self._counts(), len(self.polls())
+        await self.stack.wait(
+            lambda: self._polled(start + polls), (polls + 2) * self.period, f"{polls} polls", 0.05
+        )
+        await self.stack.wait(self._idle, 30, "an idle queue", 0.1)
+        after = await self._counts()
+        durations = self.polls()[start : start + polls]
+        kcp, pcluster = after[0] - before[0], after[1] - before[1]
+        methods = " ".join(
+            f"{side} {method} {n / polls:.1f}"
+            for side, calls in (("mailbox", kcp), ("p-cluster", pcluster))
+            for method, n in sorted(calls.items())
+        )
+        return {
+            "kcp": kcp.total() / polls,
+            "pcluster": pcluster.total() / polls,
+            "ms": sum(durations) / len(durations),
+            "max_ms": max(durations),
+            "methods": methods,
+        }
+
+    async def _polled(self, count: int) -> bool | None:
+        return True if len(self.polls()) >= count else None
+
+    async def lag(self, changes: int) -> dict[str, float]:
+        """Change an object downstream at a random moment, ``changes`` times; time until the mailbox has
+        it."""
+        lags: list[float] = []
+        for i in range(changes):
+            await asyncio.sleep(random.uniform(0, self.period))
+            name = f"cm-{random.randrange(self.objects)}"
+            value = f"change-{i}"
+            await self.pcluster.call(
+                "PUT", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}", config_map(name, value)
+            )
+            changed = time.perf_counter()
+
+            async def arrived(name: str = name, value: str = value) -> bool | None:
+                _, obj = await self.kcp.call(
+                    "GET", f"{self.mb}/api/v1/namespaces/{NAMESPACE}/configmaps/{name}"
+                )
+                return True if obj.get("data", {}).get("value") == value else None
+
+            await self.stack.wait(arrived, 4 * self.period, f"change {i} in the mailbox", 0.02)
+            lags.append((time.perf_counter() - changed) * 1000)
+        return {"p50": percentile(lags, 50), "max": max(lags), "mean": sum(lags) / len(lags)}
+
+    async def baseline(self) -> dict[str, float]:
+        """One poll done directly (a paged list of each side), and the writes into the mailbox directly."""
+        before = await self.kcp.counts() + await self.pcluster.counts()
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            for api, prefix in ((self.pcluster, ""), (self.kcp, self.mb)):
+                token = ""
+                while True:
+                    query = f"labelSelector={SELECTOR}&limit=500" + (f"&continue={token}" if token else "")
+                    _, page = await api.call(
+                        "GET", f"{prefix}/api/v1/namespaces/{NAMESPACE}/configmaps?{query}"
+                    )
+                    token = page["metadata"].get("continue", "")
+                    if not token:
+                        break
+            timings.append((time.perf_counter() - started) * 1000)
+        poll_calls = ((await self.kcp.counts() + await self.pcluster.counts()) - before).total() / 5
+        pending = [f"b-{i}" for i in range(self.objects)]
+
+        async def client() -> None:
+            while pending:
+                await self.kcp.call(
+                    "POST", f"{self.mb}/api/v1/namespaces/base/configmaps", config_map(pending.pop())
+                )
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(8)))
+        elapsed = time.perf_counter() - started
+        return {
+            "poll_ms": sum(timings) / len(timings),
+            "poll_calls": poll_calls,
+            "rate": self.objects / elapsed,
+        }
+
+    def cleanup_redis(self) -> None:
+        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
+        for pattern in (f"sf:{self.stack.agent}:*", f"sf:{{{self.stack.agent}:*"):
+            keys = list(self.redis.scan_iter(match=pattern, count=1000))
+            if keys:
+                self.redis.delete(*keys)
+
+
+async def one_run(workers: int, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Everything with ``workers`` worker processes, on fresh devclusters."""
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(tempfile.mkdtemp(prefix=f"edge-{workers}-", dir=args.logs) if args.logs else scratch)
+        stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+            bench = EdgeBench(stack, session, args.objects, args.period)
+            try:
+                await bench.setup(workers)
+                initial = await bench.initial(args.budget)
+                steady = await bench.steady(args.polls)
+                lag = await bench.lag(args.changes)
+                for name in [n for n in stack.processes if n not in ("kcp", "pcluster")]:
+                    stack.stop(name)
+                base = await bench.baseline()
+            finally:
+                stack.stop_all()
+                bench.cleanup_redis()
+                bench.redis.close()
+    return {"initial": initial, "steady": steady, "lag": lag, "base": base}
+
+
+async def run(args: argparse.Namespace) -> None:
+    load_before = os.getloadavg()
+    began = time.perf_counter()
+    results = {workers: await one_run(workers, args) for workers in (1, 2)}
+    print(
+        f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}"
+        f"  after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  ({os.cpu_count()} cores)"
+    )
+    print(f"{args.objects} ConfigMaps upsynced from the p-cluster into {MAILBOX}; period {args.period:g} s")
+    for workers, r in results.items():
+        i, s, lag, base = r["initial"], r["steady"], r["lag"], r["base"]
+        print(
+            "\n".join(
+                [
+                    f"syncflow edge, worker --workers {workers}:",
+                    f"  initial upsync    {i['rate']:8.1f} obj/s  ({i['elapsed']:.1f} s)"
+                    f"  ratio syncflow/baseline {i['rate'] / base['rate']:.3f}",
+                    f"  API requests/obj  {i['kcp'] + i['pcluster']:8.2f}  (mailbox {i['kcp']:.2f},"
+                    f" p-cluster {i['pcluster']:.2f})",
+                    f"  per poll, no change: poll task {s['ms']:.0f} ms (max {s['max_ms']:.0f})"
+                    f"  ratio to the bare poll {s['ms'] / base['poll_ms']:.2f}",
+                    f"    API requests per period {s['kcp'] + s['pcluster']:.1f} (mailbox {s['kcp']:.1f},"
+                    f" p-cluster {s['pcluster']:.1f}; Lease renewals and status checks included)",
+                    f"    by method: {s['methods']}",
+                    f"  lag, p-cluster change -> mailbox: p50 {lag['p50']:.0f} ms  mean {lag['mean']:.0f} ms"
+                    f"  max {lag['max']:.0f} ms  (period {args.period * 1000:.0f} ms)",
+                    f"  baseline: bare poll (one paged list per side) {base['poll_ms']:.0f} ms,"
+                    f" {base['poll_calls']:.1f} requests; direct writes {base['rate']:.1f} obj/s",
+                ]
+            )
+        )
+    print(f"total run {time.perf_counter() - began:.0f} s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=500, help="objects in the p-cluster to upsync")
+    parser.add_argument("--period", type=float, default=5.0, help="upsync period (seconds)")
+    parser.add_argument("--polls", type=int, default=4, help="steady-state polls measured")
+    parser.add_argument("--changes", type=int, default=10, help="downstream changes timed")
+    parser.add_argument("--budget", type=float, default=300, help="seconds one run may take")
+    parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
+    try:
+        asyncio.run(run(parser.parse_args()))
+    except BenchError as exc:
+        raise SystemExit(str(exc)) from None

@@ -1,0 +1,407 @@
+"""Benchmark of workload-mode sync: 1,000 Deployments created in a kcp workspace → copies in the physical
+cluster, against a bare script doing the same writes.
+
+Starts a kcp devcluster (workspace ``root:org:ws`` with a SyncTarget syncing ``apps/v1/deployments``;
+root:compute's ``kubernetes`` export bound where the workspace does not serve Deployments itself), a
+physical-cluster devcluster, real Redis and real ``syncflow workload`` roles (watch, beat, one worker
+role with ``--workers 2``), then:
+
+1. creates 1,000 Deployments over 10 namespaces (8 concurrent clients): objects/s until every copy
+   exists in the physical cluster, p50/p99 latency (create response → ADDED on a raw watch of the
+   physical cluster's Deployments), reconciles per object (``task.done key=sync/…`` lines), API requests
+   per object (both devclusters' ``/debug/requests``, minus the benchmark's own), CPU seconds;
+2. with syncflow stopped, the baseline: the same writes syncflow makes per object, done directly by this
+   process with 8 clients — kcp create (the user's), the finalizer patch on it, the mapped namespace
+   once per namespace, the physical copy, its last-applied state Secret.
+
+Run: ``.venv/bin/python bench/workload.py`` (Redis at 127.0.0.1:6379; the agent's keys are removed).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(
+        Path(__file__).resolve().parents[1]
+    )  # as a script: import bench.e2e, not bench/queue.py
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import tempfile
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+import aiohttp
+import orjson
+import yaml
+from redis import Redis
+
+from bench.e2e import BIN, REDIS_URL, REPO, Api, BenchError, Stack, percentile
+from syncflow.config import Settings
+from syncflow.modes.workload.target import finalizer as target_finalizer
+from syncflow.queue.service import QueueService
+from syncflow.tasks import CeleryPublisher, create_app
+
+WORKSPACE = "root:org:ws"
+TARGET = "bench"
+SYNC_TARGETS = "apis/workload.kcp.io/v1alpha1/synctargets"
+APIS = "apis/apis.kcp.io/v1alpha1"
+
+
+def deployment(name: str, run: str) -> dict[str, Any]:
+    """A small Deployment."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"bench-run": run}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": "app", "image": "nginx:1.27", "env": [{"name": "X", "value": "x" * 64}]}
+                    ]
+                },
+            },
+        },
+    }
+
+
+class WorkloadBench:
+    """Setup, the syncflow run and the baseline."""
+
+    def __init__(self, stack: Stack, session: aiohttp.ClientSession, namespaces: int) -> None:
+        self.stack, self.session = stack, session
+        self.namespaces = [f"ns-{i}" for i in range(namespaces)]
+        settings = Settings(agent_name=stack.agent, redis_url=REDIS_URL)
+        self.redis = Redis.from_url(REDIS_URL)
+        self.queue = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        self.kcp = self.physical = Api(session, "")
+        self.cluster = self.uid = ""
+
+    @property
+    def ws(self) -> str:
+        return f"/clusters/{WORKSPACE}"
+
+    async def setup(self) -> None:
+        """Devclusters, the workspace (types, binding), the SyncTarget, then the syncer's roles."""
+        stack = self.stack
+        self.physical = Api(self.session, stack.devcluster("physical"))
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        for parent, name in (("root", "org"), ("root:org", "ws")):
+            await self.kcp.call(
+                "POST",
+                f"/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces",
+                {"metadata": {"name": name}},
+            )
+        config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
+        for cluster in config["clusters"]:
+            cluster["cluster"]["server"] = f"{self.kcp.url}{self.ws}"
+        (stack.work / "ws.kc").write_text(yaml.safe_dump(config))
+        status, _ = await self.kcp.call("GET", f"{self.ws}/apis/workload.kcp.io/v1alpha1", ok=(404,))
+        if status == 404:  # a devcluster without kcp's TMC types: syncflow's CRD of SyncTarget
+            crds = subprocess.run(
+                [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", str(stack.work / "ws.kc")],
+                capture_output=True,
+                text=True,
+                timeout=stack.remaining(60),
+                check=False,
+            )
+            if crds.returncode:
+                raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+        status, _ = await self.kcp.call("GET", f"{self.ws}/apis/apps/v1", ok=(404,))
+        if status == 404:
+            binding = {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}}
+            await self.kcp.call(
+                "POST", f"{self.ws}/{APIS}/apibindings", {"metadata": {"name": "kubernetes"}, "spec": binding}
+            )
+            await stack.wait(
+                lambda: self._served(f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2
+            )
+        _, lc = await self.kcp.call("GET", f"{self.ws}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")
+        self.cluster = lc["metadata"]["annotations"]["kcp.io/cluster"]
+        target = {
+            "metadata": {"name": TARGET},
+            "spec": {"supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}]},
+        }
+        _, created = await self.kcp.call("POST", f"{self.ws}/{SYNC_TARGETS}", target)
+        self.uid = created["metadata"]["uid"]
+        for namespace in self.namespaces:
+            await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
+        await self.physical.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
+        stack.env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "SYNCFLOW_REDIS_URL": REDIS_URL,
+            "SYNCFLOW_AGENT_NAME": stack.agent,
+            "SYNCFLOW_KUBECONFIG": str(stack.work / "physical" / "kc"),
+            "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
+            "SYNCFLOW_SYNC_TARGET_NAME": TARGET,
+            "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
+            "SYNCFLOW_NAMESPACE": "syncflow",
+            "SYNCFLOW_RESYNC_PERIOD": "3600",
+            "SYNCFLOW_HEARTBEAT_PERIOD": "5",
+        }
+        stack.start("watch", "workload", "--role", "watch")
+        stack.start("beat", "workload", "--role", "beat", "--data-dir", str(stack.work / "beat"))
+        stack.start("worker", "workload", "--role", "worker", "--workers", "2")
+        await self.kcp.call(
+            "POST", f"{self.ws}/apis/apps/v1/namespaces/default/deployments", deployment("warm-up", "warm")
+        )
+        await stack.wait(lambda: self._copies("warm", 1), 90, "the warm-up Deployment's copy", 0.2)
+        await self.idle()
+
+    async def _served(self, path: str) -> bool | None:
+        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
+        return True if status == 200 else None
+
+    async def _copies(self, run: str, expected: int) -> bool | None:
+        _, listed = await self.physical.call(
+            "GET", f"/apis/apps/v1/deployments?labelSelector=bench-run%3D{run}"
+        )
+        return True if len(listed["items"]) >= expected else None
+
+    def busy(self) -> int:
+        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
+        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.queue.stats())
+        return keyed + sum(self.queue.broker_backlog().values())
+
+    async def idle(self, timeout: float = 60) -> None:
+        """Wait until the queue is idle on two checks 0.3 s apart."""
+        streak = 0
+
+        async def check() -> bool | None:
+            nonlocal streak
+            streak = streak + 1 if self.busy() == 0 else 0
+            return True if streak >= 2 else None
+
+        await self.stack.wait(check, timeout, f"an idle queue (busy: {self.busy()})", every=0.3)
+
+    async def create_all(self, names: list[str], run: str, after: Any = None) -> dict[str, float]:
+        """Create ``names`` in kcp (round-robin over the namespaces), 8 clients; returns create times."""
+        created: dict[str, float] = {}
+        pending = list(enumerate(names))[::-1]
+
+        async def client() -> None:
+            while pending:
+                i, name = pending.pop()
+                namespace = self.namespaces[i % len(self.namespaces)]
+                path = f"{self.ws}/apis/apps/v1/namespaces/{namespace}/deployments"
+                _, obj = await self.kcp.call("POST", path, deployment(name, run))
+                created[name] = time.perf_counter()
+                if after is not None:
+                    await after(obj, namespace)
+
+        await asyncio.gather(*(client() for _ in range(8)))
+        return created
+
+    async def watch_copies(self, run: str, seen: dict[str, float], expected: int) -> None:
+        """Record when each physical copy of run ``run`` first appears (raw watch stream)."""
+        path = "/apis/apps/v1/deployments"
+        _, listed = await self.physical.call("GET", f"{path}?labelSelector=bench-run%3D{run}")
+        rv = listed["metadata"]["resourceVersion"]
+        self.physical.mine["GET"] += 1
+        url = f"{self.physical.url}{path}?watch=1&labelSelector=bench-run%3D{run}&resourceVersion={rv}"
+        async with self.session.get(url + "&timeoutSeconds=290") as response:
+            async for line in response.content:
+                event = orjson.loads(line)
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    seen.setdefault(event["object"]["metadata"]["name"], time.perf_counter())
+                    if len(seen) >= expected:
+                        return
+
+    def _done(self) -> Counter[str]:
+        return Counter(
+            m.group(1)
+            for line in self.stack.log_lines("worker")
+            if (m := re.search(r"task\.done key=(\w+)/", line))
+        )
+
+    async def sync_run(self, objects: int, timeout: float) -> dict[str, Any]:
+        """Create ``objects`` Deployments in kcp and time syncflow until every copy exists."""
+        run = "sync"
+        await self.idle()
+        before = (await self.kcp.counts(), await self.physical.counts(), +self.kcp.mine, +self.physical.mine)
+        done_before, cpu_before = self._done(), self.stack.cpu()
+        seen: dict[str, float] = {}
+        watcher = asyncio.create_task(self.watch_copies(run, seen, objects))
+        await asyncio.sleep(0.2)
+        names = [f"d-{i}" for i in range(objects)]
+        started = time.perf_counter()
+        created = await self.create_all(names, run)
+        create_s = time.perf_counter() - started
+        await self.stack.wait(lambda: self._copies(run, objects), timeout, f"{objects} copies", 1.0)
+        await asyncio.wait_for(watcher, 10)
+        elapsed = max(seen.values()) - started
+        cpu = self.stack.cpu()
+        cpu.subtract(cpu_before)
+        await self.idle()
+        kcp_calls = await self.kcp.counts() - before[0] - (self.kcp.mine - before[2])
+        physical_calls = await self.physical.counts() - before[1] - (self.physical.mine - before[3])
+        done = self._done() - done_before
+        latencies = [(seen[n] - created[n]) * 1000 for n in names]
+        return {
+            "rate": objects / elapsed,
+            "elapsed": elapsed,
+            "create_s": create_s,
+            "p50": percentile(latencies, 50),
+            "p99": percentile(latencies, 99),
+            "sync": done["sync"] / objects,
+            "status": done["status"] / objects,
+            "kcp": kcp_calls.total() / objects,
+            "physical": physical_calls.total() / objects,
+            "methods": " ".join(
+                f"{side} {m} {n / objects:.2f}"
+                for side, calls in (("kcp", kcp_calls), ("physical", physical_calls))
+                for m, n in sorted(calls.items())
+            ),
+            "cpu": "  ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items()))
+            + f"  (total {cpu.total():.1f} of {2 * elapsed:.1f} on 2 cores)",
+        }
+
+    async def baseline(self, objects: int) -> dict[str, float]:
+        """Syncflow's writes per object, done directly: kcp create, finalizer patch, the mapped namespace
+        once, the physical copy, its state Secret."""
+        locks: dict[str, asyncio.Lock] = {}
+        made: set[str] = set()
+        finalizer = target_finalizer(WORKSPACE, TARGET)
+        before = (await self.kcp.counts()).total() + (await self.physical.counts()).total()
+        latencies: list[float] = []
+
+        async def copy(obj: dict[str, Any], namespace: str) -> None:
+            began = time.perf_counter()
+            name = obj["metadata"]["name"]
+            await self.merge_patch(
+                self.kcp,
+                f"{self.ws}/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+                {"metadata": {"finalizers": [finalizer]}},
+            )
+            target = f"base-{namespace}"
+            async with locks.setdefault(target, asyncio.Lock()):
+                if target not in made:
+                    await self.physical.call(
+                        "POST", "/api/v1/namespaces", {"metadata": {"name": target}}, (409,)
+                    )
+                    made.add(target)
+            body = deployment(name, "base-copy")
+            await self.physical.call("POST", f"/apis/apps/v1/namespaces/{target}/deployments", body)
+            state = {
+                "metadata": {"name": f"state-{target}-{name}"},
+                "stringData": {"state": orjson.dumps(body).decode()},
+            }
+            await self.physical.call("POST", "/api/v1/namespaces/syncflow/secrets", state)
+            latencies.append((time.perf_counter() - began) * 1000)
+
+        started = time.perf_counter()
+        await self.create_all([f"b-{i}" for i in range(objects)], "base", copy)
+        elapsed = time.perf_counter() - started
+        # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
+        calls = (await self.kcp.counts()).total() + (await self.physical.counts()).total() - before - objects
+        return {
+            "rate": objects / elapsed,
+            "elapsed": elapsed,
+            "p50": percentile(latencies, 50),
+            "p99": percentile(latencies, 99),
+            "calls": calls / objects,
+        }
+
+    async def merge_patch(self, api: Api, path: str, patch: dict[str, Any]) -> None:
+        """One merge patch (``Api.call`` sends JSON, which is no patch type)."""
+        api.mine["PATCH"] += 1
+        headers = {"Content-Type": "application/merge-patch+json"}
+        async with self.session.patch(api.url + path, data=orjson.dumps(patch), headers=headers) as response:
+            if response.status >= 300:
+                raise BenchError(f"PATCH {path}: {response.status} {await response.text()}")
+
+    def cleanup_redis(self) -> int:
+        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
+        deleted = 0
+        for pattern in (f"sf:{self.stack.agent}:*", f"sf:{{{self.stack.agent}:*"):
+            keys = list(self.redis.scan_iter(match=pattern, count=1000))
+            if keys:
+                deleted += int(self.redis.delete(*keys))
+        return deleted
+
+
+async def run(objects: int, namespaces: int, budget: float, logs: str | None) -> None:
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(tempfile.mkdtemp(prefix="workload-", dir=logs) if logs else scratch)
+        stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+            bench = WorkloadBench(stack, session, namespaces)
+            try:
+                began = time.perf_counter()
+                await bench.setup()
+                setup_s = time.perf_counter() - began
+                synced = await bench.sync_run(objects, budget)
+                for name in [n for n in stack.processes if n not in ("kcp", "physical")]:
+                    stack.stop(name)
+                base = await bench.baseline(objects)
+            finally:
+                stack.stop_all()
+                bench.cleanup_redis()
+                bench.redis.close()
+    report(objects, namespaces, setup_s, synced, base, time.perf_counter() - began, load_before)
+
+
+def report(
+    objects: int,
+    namespaces: int,
+    setup_s: float,
+    r: dict[str, Any],
+    base: dict[str, float],
+    total_s: float,
+    load_before: tuple[float, float, float],
+) -> None:
+    """Print the figures."""
+    load = " ".join(f"{x:.2f}" for x in load_before)
+    print(
+        "\n".join(
+            [
+                f"load average before: {load}  after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+                f"  ({os.cpu_count()} cores)",
+                f"{objects} Deployments over {namespaces} namespaces of {WORKSPACE}, 8 creating clients"
+                f" (setup {setup_s:.1f} s)",
+                "syncflow workload (watch, beat, worker --workers 2):",
+                f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
+                f" {r['create_s']:.1f} s)  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
+                f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
+                "  (kcp create response -> ADDED on a physical-cluster watch)",
+                f"  reconciles/object {r['sync']:8.2f} sync  {r['status']:.2f} status",
+                f"  API requests/obj  {r['kcp'] + r['physical']:8.2f}  (kcp {r['kcp']:.2f},"
+                f" physical {r['physical']:.2f}; /debug/requests delta minus the benchmark's own)",
+                f"    by method: {r['methods']}",
+                f"  CPU seconds       {r['cpu']}",
+                "baseline, the same writes done directly by this process (8 clients):",
+                f"  throughput        {base['rate']:8.1f} obj/s  ({base['elapsed']:.1f} s)",
+                f"  latency           p50 {base['p50']:.0f} ms  p99 {base['p99']:.0f} ms"
+                "  (kcp create response -> state Secret written)",
+                f"  API requests/obj  {base['calls']:8.2f}",
+                f"total run {total_s:.0f} s",
+            ]
+        )
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=1_000, help="Deployments to create")
+    parser.add_argument("--namespaces", type=int, default=10, help="kcp namespaces they are spread over")
+    parser.add_argument("--budget", type=float, default=400, help="seconds the whole run may take")
+    parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
+    args = parser.parse_args()
+    try:
+        asyncio.run(run(args.objects, args.namespaces, args.budget, args.logs))
+    except BenchError as exc:
+        raise SystemExit(str(exc)) from None
