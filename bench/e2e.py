@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)  # run as a script: bench/queue.py would shadow the stdlib queue module
+    # run as a script: bench/queue.py would shadow the stdlib queue module; bench.support is wanted
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse
 import asyncio
@@ -41,17 +42,22 @@ from typing import Any, TypeVar
 import aiohttp
 import orjson
 import yaml
-from redis import Redis
 
+from bench.support import (
+    BIN,
+    REDIS_URL,
+    AgentQueue,
+    apply_crds,
+    done_verbs,
+    percentile,
+    sync_figures,
+    traffic,
+    watch_first_seen,
+)
 from syncflow import tasks as engine_tasks
-from syncflow.config import Settings
 from syncflow.keys import ObjectKey
-from syncflow.queue.service import QueueService
-from syncflow.tasks import CeleryPublisher, create_app
 
 REPO = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
-REDIS_URL = "redis://127.0.0.1:6379/0"
 JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
@@ -234,12 +240,6 @@ def local_crd() -> dict[str, Any]:
     }
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (0..100)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
 class Bench:
     """The scenario: setup, the two syncflow runs, the backlog run and the baseline."""
 
@@ -247,9 +247,7 @@ class Bench:
         self.stack, self.session = stack, session
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
-        settings = Settings(agent_name=stack.agent, redis_url=REDIS_URL)
-        self.redis = Redis.from_url(REDIS_URL)
-        self.queue = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        self.queue = AgentQueue(stack.agent)
         self.kcp = self.service = Api(session, "")
 
     async def setup(self) -> None:
@@ -292,15 +290,7 @@ class Bench:
             cluster["cluster"]["server"] = f"{kcp.url}/clusters/root:org"
         (stack.work / "kcp-org.kc").write_text(yaml.safe_dump(config))
         service_kc = str(stack.work / "service" / "kc")
-        crds = subprocess.run(
-            [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", service_kc],
-            capture_output=True,
-            text=True,
-            timeout=stack.remaining(60),
-            check=False,
-        )
-        if crds.returncode:
-            raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+        apply_crds(stack, Path(service_kc))
         await service.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
         await service.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", local_crd())
         await service.call(
@@ -332,7 +322,7 @@ class Bench:
             await stack.wait(
                 lambda path=path: self._served(path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
             )
-        await self.idle()
+        await self.queue.idle(self.stack)
 
     async def _served(self, path: str) -> bool | None:
         status, _ = await self.kcp.call("GET", path, ok=(403, 404))
@@ -356,22 +346,6 @@ class Bench:
             lambda: True if " ready." in log.read_text(errors="replace") else None, 30, f"{name} ready"
         )
 
-    def busy(self) -> int:
-        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
-        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.queue.stats())
-        return keyed + sum(self.queue.broker_backlog().values())
-
-    async def idle(self, timeout: float = 30) -> None:
-        """Wait until the queue is idle on two checks 0.3 s apart."""
-        streak = 0
-
-        async def check() -> bool | None:
-            nonlocal streak
-            streak = streak + 1 if self.busy() == 0 else 0
-            return True if streak >= 2 else None
-
-        await self.stack.wait(check, timeout, f"an idle queue (busy: {self.busy()})", every=0.3)
-
     async def create_all(
         self, names: list[str], run: str, per_object: Callable[[str, int], Awaitable[None]] | None = None
     ) -> dict[str, float]:
@@ -394,19 +368,15 @@ class Bench:
 
     async def watch_copies(self, run: str, seen: dict[str, float], expected: int) -> None:
         """Record when each local copy of run ``run`` first appears (raw watch stream)."""
-        path = f"/apis/{GROUP}/v1/{PLURAL}"
-        _, listed = await self.service.call("GET", f"{path}?labelSelector=bench-run%3D{run}")
-        rv = listed["metadata"]["resourceVersion"]
-        self.service.mine["GET"] += 1
-        url = f"{self.service.url}{path}?watch=1&labelSelector=bench-run%3D{run}&resourceVersion={rv}"
-        async with self.session.get(url + "&timeoutSeconds=290") as response:
-            async for line in response.content:
-                event = orjson.loads(line)
-                if event["type"] in ("ADDED", "MODIFIED"):
-                    name = event["object"]["metadata"]["annotations"]["syncagent.kcp.io/remote-object-name"]
-                    seen.setdefault(name, time.perf_counter())
-                    if len(seen) >= expected:
-                        return
+        await watch_first_seen(
+            self.session,
+            self.service,
+            f"/apis/{GROUP}/v1/{PLURAL}",
+            f"bench-run%3D{run}",
+            lambda obj: str(obj["metadata"]["annotations"]["syncagent.kcp.io/remote-object-name"]),
+            seen,
+            expected,
+        )
 
     async def count_copies(self, run: str) -> int:
         """Local copies of run ``run`` in a list of the service cluster."""
@@ -417,9 +387,9 @@ class Bench:
 
     async def sync_run(self, run: str, objects: int, timeout: float) -> dict[str, Any]:
         """Create ``objects`` in kcp and time syncflow until every local copy exists."""
-        await self.idle()
-        before = (await self.kcp.counts(), await self.service.counts(), +self.kcp.mine, +self.service.mine)
-        done_before = self._done_lines()
+        await self.queue.idle(self.stack)
+        before = await traffic([self.kcp, self.service])
+        done_before = done_verbs(self.stack)
         cpu_before = self.stack.cpu()
         seen: dict[str, float] = {}
         watcher = asyncio.create_task(self.watch_copies(run, seen, objects))
@@ -438,33 +408,12 @@ class Bench:
         await self.stack.wait(
             lambda: self._ready(watcher), 10, f"the watch to see every copy (seen {len(seen)})", 0.05
         )
-        elapsed = max(seen.values()) - started
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.idle()
-        kcp_after, service_after = await self.kcp.counts(), await self.service.counts()
-        kcp_calls = kcp_after - before[0] - (self.kcp.mine - before[2])
-        service_calls = service_after - before[1] - (self.service.mine - before[3])
-        done = Counter(self._done_lines()) - Counter(done_before)
-        latencies = [(seen[n] - created[n]) * 1000 for n in names]
-        return {
-            "rate": objects / elapsed,
-            "elapsed": elapsed,
-            "create_s": create_s,
-            "p50": percentile(latencies, 50),
-            "p99": percentile(latencies, 99),
-            "sync": done["sync"] / objects,
-            "status": done["status"] / objects,
-            "kcp": kcp_calls.total() / objects,
-            "service": service_calls.total() / objects,
-            "methods": " ".join(
-                f"{side} {m} {n / objects:.2f}"
-                for side, calls in (("kcp", kcp_calls), ("service", service_calls))
-                for m, n in sorted(calls.items())
-            ),
-            "cpu": "  ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items()))
-            + f"  (total {cpu.total():.1f} of {2 * elapsed:.1f} on 2 cores)",
-        }
+        await self.queue.idle(self.stack)
+        kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
+        done = done_verbs(self.stack) - done_before
+        return sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
 
     @staticmethod
     async def _ready(task: asyncio.Task[None]) -> bool | None:
@@ -473,20 +422,12 @@ class Bench:
             return True
         return None
 
-    def _done_lines(self) -> list[str]:
-        """The verb of every ``task.done`` line in the worker logs (``sync``, ``status``, …)."""
-        return [
-            m.group(1)
-            for line in self.stack.log_lines("worker")
-            if (m := re.search(r"task\.done key=(\w+)/", line))
-        ]
-
     async def backlog_run(self, ghosts: int) -> dict[str, float]:
         """Queue ``ghosts`` bulk-lane sync keys of missing objects, then time one new object's sync."""
-        await self.idle()
+        await self.queue.idle(self.stack)
         keys = [ObjectKey("sync", RULE, self.clusters[0], "default", f"ghost-{i}") for i in range(ghosts)]
         started = time.perf_counter()
-        sent = self.queue.add_many(keys, bulk=True)
+        sent = self.queue.service.add_many(keys, bulk=True)
         enqueue_s = time.perf_counter() - started
         seen: dict[str, float] = {}
         watcher = asyncio.create_task(self.watch_copies("fresh", seen, 1))
@@ -494,8 +435,8 @@ class Bench:
         created = await self.create_all(["fresh-0"], "fresh")
         await self.stack.wait(lambda: self._ready(watcher), 60, "the new object's local copy", 0.01)
         latency = seen["fresh-0"] - created["fresh-0"]
-        bulk_queued = self.queue.broker_backlog()["sync-bulk"]
-        pending = sum(s.pending for s in self.queue.stats() if s.queue == "sync")
+        bulk_queued = self.queue.service.broker_backlog()["sync-bulk"]
+        pending = sum(s.pending for s in self.queue.service.stats() if s.queue == "sync")
         return {
             "sent": sent,
             "enqueue_s": enqueue_s,
@@ -542,15 +483,6 @@ class Bench:
             "calls": calls / objects,
         }
 
-    def cleanup_redis(self) -> int:
-        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
-        deleted = 0
-        for pattern in (f"sf:{self.stack.agent}:*", f"sf:{{{self.stack.agent}:*"):
-            keys = list(self.redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                deleted += int(self.redis.delete(*keys))
-        return deleted
-
 
 async def run(objects: int, workspaces: int, ghosts: int, budget: float, logs: str | None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
@@ -571,8 +503,8 @@ async def run(objects: int, workspaces: int, ghosts: int, budget: float, logs: s
                 base = await bench.baseline(objects)
             finally:
                 stack.stop_all()
-                bench.cleanup_redis()
-                bench.redis.close()
+                bench.queue.cleanup()
+                bench.queue.close()
     report(objects, workspaces, ghosts, setup_s, one, two, backlog, base, time.perf_counter() - began)
 
 

@@ -24,16 +24,14 @@ import sys
 from pathlib import Path
 
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(
-        Path(__file__).resolve().parents[1]
-    )  # as a script: import bench.e2e, not bench/queue.py
+    # run as a script: bench/queue.py would shadow the stdlib queue module; bench.e2e is wanted
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse
 import asyncio
 import os
 import random
 import re
-import subprocess
 import tempfile
 import time
 import uuid
@@ -41,13 +39,19 @@ from collections import Counter
 from typing import Any
 
 import aiohttp
-import yaml
-from redis import Redis
 
-from bench.e2e import BIN, REDIS_URL, REPO, Api, BenchError, Stack, percentile
-from syncflow.config import Settings
-from syncflow.queue.service import QueueService
-from syncflow.tasks import CeleryPublisher, create_app
+from bench.e2e import REPO, Api, BenchError, Stack
+from bench.support import (
+    REDIS_URL,
+    AgentQueue,
+    apply_crds,
+    create_workspaces,
+    in_parallel,
+    load_average,
+    percentile,
+    traffic,
+    workspace_kubeconfig,
+)
 
 MAILBOX = "root:edge:mb1"
 CONFIGS = "apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
@@ -65,52 +69,27 @@ class EdgeBench:
 
     def __init__(self, stack: Stack, session: aiohttp.ClientSession, objects: int, period: float) -> None:
         self.stack, self.session, self.objects, self.period = stack, session, objects, period
-        settings = Settings(agent_name=stack.agent, redis_url=REDIS_URL)
-        self.redis = Redis.from_url(REDIS_URL)
-        self.queue = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        self.queue = AgentQueue(stack.agent)
         self.kcp = self.pcluster = Api(session, "")
-
-    @property
-    def mb(self) -> str:
-        return f"/clusters/{MAILBOX}"
+        self.mb = f"/clusters/{MAILBOX}"
 
     async def setup(self, workers: int) -> None:
         """Devclusters, the mailbox with its CRD, the p-cluster's objects, then the syncer's roles."""
         stack = self.stack
         self.pcluster = Api(self.session, stack.devcluster("pcluster"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
-        for parent, name in (("root", "edge"), ("root:edge", "mb1")):
-            await self.kcp.call(
-                "POST",
-                f"/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces",
-                {"metadata": {"name": name}},
-            )
-        config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
-        for cluster in config["clusters"]:
-            cluster["cluster"]["server"] = f"{self.kcp.url}{self.mb}"
-        (stack.work / "mailbox.kc").write_text(yaml.safe_dump(config))
-        crds = subprocess.run(
-            [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", str(stack.work / "mailbox.kc")],
-            capture_output=True,
-            text=True,
-            timeout=stack.remaining(60),
-            check=False,
-        )
-        if crds.returncode:
-            raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+        await create_workspaces(self.kcp, MAILBOX)
+        apply_crds(stack, workspace_kubeconfig(stack, self.kcp, MAILBOX))
         for api, prefix in ((self.kcp, self.mb), (self.pcluster, "")):
             for namespace in (NAMESPACE, "base"):
                 await api.call("POST", f"{prefix}/api/v1/namespaces", {"metadata": {"name": namespace}})
         await self.pcluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
-        pending = [f"cm-{i}" for i in range(self.objects)]
-
-        async def client() -> None:
-            while pending:
-                await self.pcluster.call(
-                    "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", config_map(pending.pop())
-                )
-
-        await asyncio.gather(*(client() for _ in range(8)))
+        await in_parallel(
+            [f"cm-{i}" for i in range(self.objects)],
+            lambda _, name: self.pcluster.call(
+                "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", config_map(name)
+            ),
+        )
         stack.env = {
             **os.environ,
             "PYTHONPATH": str(REPO),
@@ -142,11 +121,6 @@ class EdgeBench:
         )
         return True if len(listed["items"]) >= expected else None
 
-    def busy(self) -> int:
-        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
-        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.queue.stats())
-        return keyed + sum(self.queue.broker_backlog().values())
-
     def polls(self) -> list[float]:
         """``duration_ms`` of every finished poll task so far."""
         return [
@@ -155,9 +129,8 @@ class EdgeBench:
             if "task.done key=poll/" in line and (m := re.search(r"duration_ms=([0-9.]+)", line))
         ]
 
-    async def _counts(self) -> tuple[Counter[str], Counter[str]]:
-        kcp, pcluster = await self.kcp.counts(), await self.pcluster.counts()
-        return kcp - self.kcp.mine, pcluster - self.pcluster.mine
+    async def _counts(self) -> list[Counter[str]]:
+        return await traffic([self.kcp, self.pcluster])
 
     async def initial(self, timeout: float) -> dict[str, float]:
         """Create the EdgeSyncConfig; time until every object is in the mailbox."""
@@ -183,7 +156,7 @@ class EdgeBench:
             lambda: self._mailbox_count(self.objects), timeout, f"{self.objects} upsynced", 0.2
         )
         elapsed = time.perf_counter() - started
-        await self.stack.wait(self._idle, 60, "an idle queue", 0.3)
+        await self.queue.idle(self.stack, 60)
         after = await self._counts()
         kcp, pcluster = after[0] - before[0], after[1] - before[1]
         return {
@@ -192,9 +165,6 @@ class EdgeBench:
             "kcp": kcp.total() / self.objects,
             "pcluster": pcluster.total() / self.objects,
         }
-
-    async def _idle(self) -> bool | None:
-        return True if self.busy() == 0 else None
 
     async def steady(self, polls: int) -> dict[str, Any]:
         """Requests per poll period on each side (everything syncflow sends meanwhile: its Lease renewals
@@ -205,7 +175,7 @@ class EdgeBench:
         await self.stack.wait(
             lambda: self._polled(start + polls), (polls + 2) * self.period, f"{polls} polls", 0.05
         )
-        await self.stack.wait(self._idle, 30, "an idle queue", 0.1)
+        await self.queue.idle(self.stack)
         after = await self._counts()
         durations = self.polls()[start : start + polls]
         kcp, pcluster = after[0] - before[0], after[1] - before[1]
@@ -266,29 +236,19 @@ class EdgeBench:
                         break
             timings.append((time.perf_counter() - started) * 1000)
         poll_calls = ((await self.kcp.counts() + await self.pcluster.counts()) - before).total() / 5
-        pending = [f"b-{i}" for i in range(self.objects)]
-
-        async def client() -> None:
-            while pending:
-                await self.kcp.call(
-                    "POST", f"{self.mb}/api/v1/namespaces/base/configmaps", config_map(pending.pop())
-                )
-
         started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(8)))
+        await in_parallel(
+            [f"b-{i}" for i in range(self.objects)],
+            lambda _, name: self.kcp.call(
+                "POST", f"{self.mb}/api/v1/namespaces/base/configmaps", config_map(name)
+            ),
+        )
         elapsed = time.perf_counter() - started
         return {
             "poll_ms": sum(timings) / len(timings),
             "poll_calls": poll_calls,
             "rate": self.objects / elapsed,
         }
-
-    def cleanup_redis(self) -> None:
-        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
-        for pattern in (f"sf:{self.stack.agent}:*", f"sf:{{{self.stack.agent}:*"):
-            keys = list(self.redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                self.redis.delete(*keys)
 
 
 async def one_run(workers: int, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -308,8 +268,8 @@ async def one_run(workers: int, args: argparse.Namespace) -> dict[str, dict[str,
                 base = await bench.baseline()
             finally:
                 stack.stop_all()
-                bench.cleanup_redis()
-                bench.redis.close()
+                bench.queue.cleanup()
+                bench.queue.close()
     return {"initial": initial, "steady": steady, "lag": lag, "base": base}
 
 
@@ -317,10 +277,7 @@ async def run(args: argparse.Namespace) -> None:
     load_before = os.getloadavg()
     began = time.perf_counter()
     results = {workers: await one_run(workers, args) for workers in (1, 2)}
-    print(
-        f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}"
-        f"  after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  ({os.cpu_count()} cores)"
-    )
+    print(load_average(load_before))
     print(f"{args.objects} ConfigMaps upsynced from the p-cluster into {MAILBOX}; period {args.period:g} s")
     for workers, r in results.items():
         i, s, lag, base = r["initial"], r["steady"], r["lag"], r["base"]

@@ -23,31 +23,36 @@ import sys
 from pathlib import Path
 
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
-    sys.path[0] = str(
-        Path(__file__).resolve().parents[1]
-    )  # as a script: import bench.e2e, not bench/queue.py
+    # run as a script: bench/queue.py would shadow the stdlib queue module; bench.e2e is wanted
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse
 import asyncio
 import os
-import re
-import subprocess
 import tempfile
 import time
 import uuid
-from collections import Counter
 from typing import Any
 
 import aiohttp
 import orjson
-import yaml
-from redis import Redis
 
-from bench.e2e import BIN, REDIS_URL, REPO, Api, BenchError, Stack, percentile
-from syncflow.config import Settings
+from bench.e2e import REPO, Api, BenchError, Stack
+from bench.support import (
+    REDIS_URL,
+    AgentQueue,
+    apply_crds,
+    create_workspaces,
+    done_verbs,
+    in_parallel,
+    load_average,
+    percentile,
+    sync_figures,
+    traffic,
+    watch_first_seen,
+    workspace_kubeconfig,
+)
 from syncflow.modes.workload.target import finalizer as target_finalizer
-from syncflow.queue.service import QueueService
-from syncflow.tasks import CeleryPublisher, create_app
 
 WORKSPACE = "root:org:ws"
 TARGET = "bench"
@@ -83,42 +88,19 @@ class WorkloadBench:
     def __init__(self, stack: Stack, session: aiohttp.ClientSession, namespaces: int) -> None:
         self.stack, self.session = stack, session
         self.namespaces = [f"ns-{i}" for i in range(namespaces)]
-        settings = Settings(agent_name=stack.agent, redis_url=REDIS_URL)
-        self.redis = Redis.from_url(REDIS_URL)
-        self.queue = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+        self.queue = AgentQueue(stack.agent)
         self.kcp = self.physical = Api(session, "")
-        self.cluster = self.uid = ""
-
-    @property
-    def ws(self) -> str:
-        return f"/clusters/{WORKSPACE}"
+        self.ws = f"/clusters/{WORKSPACE}"
 
     async def setup(self) -> None:
         """Devclusters, the workspace (types, binding), the SyncTarget, then the syncer's roles."""
         stack = self.stack
         self.physical = Api(self.session, stack.devcluster("physical"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
-        for parent, name in (("root", "org"), ("root:org", "ws")):
-            await self.kcp.call(
-                "POST",
-                f"/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces",
-                {"metadata": {"name": name}},
-            )
-        config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
-        for cluster in config["clusters"]:
-            cluster["cluster"]["server"] = f"{self.kcp.url}{self.ws}"
-        (stack.work / "ws.kc").write_text(yaml.safe_dump(config))
+        await create_workspaces(self.kcp, WORKSPACE)
         status, _ = await self.kcp.call("GET", f"{self.ws}/apis/workload.kcp.io/v1alpha1", ok=(404,))
         if status == 404:  # a devcluster without kcp's TMC types: syncflow's CRD of SyncTarget
-            crds = subprocess.run(
-                [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", str(stack.work / "ws.kc")],
-                capture_output=True,
-                text=True,
-                timeout=stack.remaining(60),
-                check=False,
-            )
-            if crds.returncode:
-                raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+            apply_crds(stack, workspace_kubeconfig(stack, self.kcp, WORKSPACE))
         status, _ = await self.kcp.call("GET", f"{self.ws}/apis/apps/v1", ok=(404,))
         if status == 404:
             binding = {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}}
@@ -128,14 +110,11 @@ class WorkloadBench:
             await stack.wait(
                 lambda: self._served(f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2
             )
-        _, lc = await self.kcp.call("GET", f"{self.ws}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")
-        self.cluster = lc["metadata"]["annotations"]["kcp.io/cluster"]
         target = {
             "metadata": {"name": TARGET},
             "spec": {"supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}]},
         }
-        _, created = await self.kcp.call("POST", f"{self.ws}/{SYNC_TARGETS}", target)
-        self.uid = created["metadata"]["uid"]
+        await self.kcp.call("POST", f"{self.ws}/{SYNC_TARGETS}", target)
         for namespace in self.namespaces:
             await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
         await self.physical.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
@@ -159,7 +138,7 @@ class WorkloadBench:
             "POST", f"{self.ws}/apis/apps/v1/namespaces/default/deployments", deployment("warm-up", "warm")
         )
         await stack.wait(lambda: self._copies("warm", 1), 90, "the warm-up Deployment's copy", 0.2)
-        await self.idle()
+        await self.queue.idle(stack)
 
     async def _served(self, path: str) -> bool | None:
         status, _ = await self.kcp.call("GET", path, ok=(403, 404))
@@ -171,68 +150,39 @@ class WorkloadBench:
         )
         return True if len(listed["items"]) >= expected else None
 
-    def busy(self) -> int:
-        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
-        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.queue.stats())
-        return keyed + sum(self.queue.broker_backlog().values())
-
-    async def idle(self, timeout: float = 60) -> None:
-        """Wait until the queue is idle on two checks 0.3 s apart."""
-        streak = 0
-
-        async def check() -> bool | None:
-            nonlocal streak
-            streak = streak + 1 if self.busy() == 0 else 0
-            return True if streak >= 2 else None
-
-        await self.stack.wait(check, timeout, f"an idle queue (busy: {self.busy()})", every=0.3)
-
     async def create_all(self, names: list[str], run: str, after: Any = None) -> dict[str, float]:
         """Create ``names`` in kcp (round-robin over the namespaces), 8 clients; returns create times."""
         created: dict[str, float] = {}
-        pending = list(enumerate(names))[::-1]
 
-        async def client() -> None:
-            while pending:
-                i, name = pending.pop()
-                namespace = self.namespaces[i % len(self.namespaces)]
-                path = f"{self.ws}/apis/apps/v1/namespaces/{namespace}/deployments"
-                _, obj = await self.kcp.call("POST", path, deployment(name, run))
-                created[name] = time.perf_counter()
-                if after is not None:
-                    await after(obj, namespace)
+        async def create(i: int, name: str) -> None:
+            namespace = self.namespaces[i % len(self.namespaces)]
+            path = f"{self.ws}/apis/apps/v1/namespaces/{namespace}/deployments"
+            _, obj = await self.kcp.call("POST", path, deployment(name, run))
+            created[name] = time.perf_counter()
+            if after is not None:
+                await after(obj, namespace)
 
-        await asyncio.gather(*(client() for _ in range(8)))
+        await in_parallel(names, create)
         return created
 
     async def watch_copies(self, run: str, seen: dict[str, float], expected: int) -> None:
         """Record when each physical copy of run ``run`` first appears (raw watch stream)."""
-        path = "/apis/apps/v1/deployments"
-        _, listed = await self.physical.call("GET", f"{path}?labelSelector=bench-run%3D{run}")
-        rv = listed["metadata"]["resourceVersion"]
-        self.physical.mine["GET"] += 1
-        url = f"{self.physical.url}{path}?watch=1&labelSelector=bench-run%3D{run}&resourceVersion={rv}"
-        async with self.session.get(url + "&timeoutSeconds=290") as response:
-            async for line in response.content:
-                event = orjson.loads(line)
-                if event["type"] in ("ADDED", "MODIFIED"):
-                    seen.setdefault(event["object"]["metadata"]["name"], time.perf_counter())
-                    if len(seen) >= expected:
-                        return
-
-    def _done(self) -> Counter[str]:
-        return Counter(
-            m.group(1)
-            for line in self.stack.log_lines("worker")
-            if (m := re.search(r"task\.done key=(\w+)/", line))
+        await watch_first_seen(
+            self.session,
+            self.physical,
+            "/apis/apps/v1/deployments",
+            f"bench-run%3D{run}",
+            lambda obj: str(obj["metadata"]["name"]),
+            seen,
+            expected,
         )
 
     async def sync_run(self, objects: int, timeout: float) -> dict[str, Any]:
         """Create ``objects`` Deployments in kcp and time syncflow until every copy exists."""
         run = "sync"
-        await self.idle()
-        before = (await self.kcp.counts(), await self.physical.counts(), +self.kcp.mine, +self.physical.mine)
-        done_before, cpu_before = self._done(), self.stack.cpu()
+        await self.queue.idle(self.stack)
+        before = await traffic([self.kcp, self.physical])
+        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
         seen: dict[str, float] = {}
         watcher = asyncio.create_task(self.watch_copies(run, seen, objects))
         await asyncio.sleep(0.2)
@@ -242,32 +192,12 @@ class WorkloadBench:
         create_s = time.perf_counter() - started
         await self.stack.wait(lambda: self._copies(run, objects), timeout, f"{objects} copies", 1.0)
         await asyncio.wait_for(watcher, 10)
-        elapsed = max(seen.values()) - started
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.idle()
-        kcp_calls = await self.kcp.counts() - before[0] - (self.kcp.mine - before[2])
-        physical_calls = await self.physical.counts() - before[1] - (self.physical.mine - before[3])
-        done = self._done() - done_before
-        latencies = [(seen[n] - created[n]) * 1000 for n in names]
-        return {
-            "rate": objects / elapsed,
-            "elapsed": elapsed,
-            "create_s": create_s,
-            "p50": percentile(latencies, 50),
-            "p99": percentile(latencies, 99),
-            "sync": done["sync"] / objects,
-            "status": done["status"] / objects,
-            "kcp": kcp_calls.total() / objects,
-            "physical": physical_calls.total() / objects,
-            "methods": " ".join(
-                f"{side} {m} {n / objects:.2f}"
-                for side, calls in (("kcp", kcp_calls), ("physical", physical_calls))
-                for m, n in sorted(calls.items())
-            ),
-            "cpu": "  ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items()))
-            + f"  (total {cpu.total():.1f} of {2 * elapsed:.1f} on 2 cores)",
-        }
+        await self.queue.idle(self.stack)
+        kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
+        done = done_verbs(self.stack) - done_before
+        return sync_figures(started, created, seen, create_s, {"kcp": kcp, "physical": physical}, done, cpu)
 
     async def baseline(self, objects: int) -> dict[str, float]:
         """Syncflow's writes per object, done directly: kcp create, finalizer patch, the mapped namespace
@@ -323,15 +253,6 @@ class WorkloadBench:
             if response.status >= 300:
                 raise BenchError(f"PATCH {path}: {response.status} {await response.text()}")
 
-    def cleanup_redis(self) -> int:
-        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
-        deleted = 0
-        for pattern in (f"sf:{self.stack.agent}:*", f"sf:{{{self.stack.agent}:*"):
-            keys = list(self.redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                deleted += int(self.redis.delete(*keys))
-        return deleted
-
 
 async def run(objects: int, namespaces: int, budget: float, logs: str | None) -> None:
     load_before = os.getloadavg()
@@ -350,8 +271,8 @@ async def run(objects: int, namespaces: int, budget: float, logs: str | None) ->
                 base = await bench.baseline(objects)
             finally:
                 stack.stop_all()
-                bench.cleanup_redis()
-                bench.redis.close()
+                bench.queue.cleanup()
+                bench.queue.close()
     report(objects, namespaces, setup_s, synced, base, time.perf_counter() - began, load_before)
 
 
@@ -365,12 +286,10 @@ def report(
     load_before: tuple[float, float, float],
 ) -> None:
     """Print the figures."""
-    load = " ".join(f"{x:.2f}" for x in load_before)
     print(
         "\n".join(
             [
-                f"load average before: {load}  after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-                f"  ({os.cpu_count()} cores)",
+                load_average(load_before),
                 f"{objects} Deployments over {namespaces} namespaces of {WORKSPACE}, 8 creating clients"
                 f" (setup {setup_s:.1f} s)",
                 "syncflow workload (watch, beat, worker --workers 2):",

@@ -1,0 +1,201 @@
+"""What the end-to-end benchmarks share besides ``bench.e2e``'s Stack and Api: the agent's work queue
+(busy, idle, cleanup), the task counts in its worker logs, first appearances on a watch, kcp set-up,
+parallel clients, the load."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiohttp
+import orjson
+import yaml
+from redis import Redis
+
+from syncflow.config import Settings
+from syncflow.queue.service import QueueService
+from syncflow.tasks import CeleryPublisher, create_app
+
+if TYPE_CHECKING:
+    from bench.e2e import Api, Stack
+
+BIN = Path(sys.executable).parent
+REDIS_URL = "redis://127.0.0.1:6379/0"
+T = TypeVar("T")
+
+
+class AgentQueue:
+    """The work queue of one benchmark agent in the shared Redis."""
+
+    def __init__(self, agent: str) -> None:
+        settings = Settings(agent_name=agent, redis_url=REDIS_URL)
+        self.agent = agent
+        self.redis = Redis.from_url(REDIS_URL)
+        self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
+
+    def busy(self) -> int:
+        """Keys queued, leased or delayed, plus broker messages, over every keyed queue."""
+        keyed = sum(s.dirty + s.pending + s.leased + s.delayed for s in self.service.stats())
+        return keyed + sum(self.service.broker_backlog().values())
+
+    async def idle(self, stack: Stack, timeout: float = 30) -> None:
+        """Wait until the queue is idle on two checks 0.3 s apart."""
+        streak = 0
+
+        async def check() -> bool | None:
+            nonlocal streak
+            streak = streak + 1 if self.busy() == 0 else 0
+            return True if streak >= 2 else None
+
+        await stack.wait(check, timeout, f"an idle queue (busy: {self.busy()})", every=0.3)
+
+    def cleanup(self) -> int:
+        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
+        deleted = 0
+        for pattern in (f"sf:{self.agent}:*", f"sf:{{{self.agent}:*"):
+            keys = list(self.redis.scan_iter(match=pattern, count=1000))
+            if keys:
+                deleted += int(self.redis.delete(*keys))
+        return deleted
+
+    def close(self) -> None:
+        """Close the Redis connection."""
+        self.redis.close()
+
+
+def done_verbs(stack: Stack) -> Counter[str]:
+    """How many ``task.done`` lines each verb (``sync``, ``status``, …) has in the worker logs."""
+    return Counter(
+        m.group(1) for line in stack.log_lines("worker") if (m := re.search(r"task\.done key=(\w+)/", line))
+    )
+
+
+async def watch_first_seen(
+    session: aiohttp.ClientSession,
+    api: Api,
+    path: str,
+    selector: str,
+    name_of: Callable[[dict[str, Any]], str],
+    seen: dict[str, float],
+    expected: int,
+) -> None:
+    """Record in ``seen`` when each object of ``path`` matching ``selector`` (a label selector, URL-encoded)
+    first appears on a raw watch stream, by ``name_of(object)``, until ``expected`` are seen."""
+    _, listed = await api.call("GET", f"{path}?labelSelector={selector}")
+    rv = listed["metadata"]["resourceVersion"]
+    api.mine["GET"] += 1
+    url = f"{api.url}{path}?watch=1&labelSelector={selector}&resourceVersion={rv}&timeoutSeconds=290"
+    async with session.get(url) as response:
+        async for line in response.content:
+            event = orjson.loads(line)
+            if event["type"] in ("ADDED", "MODIFIED"):
+                seen.setdefault(name_of(event["object"]), time.perf_counter())
+                if len(seen) >= expected:
+                    return
+
+
+async def traffic(apis: Sequence[Api]) -> list[Counter[str]]:
+    """Requests each server counted so far by method, minus the benchmark's own (subtract two of these)."""
+    return [await api.counts() - api.mine for api in apis]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def sync_figures(
+    started: float,
+    created: dict[str, float],
+    seen: dict[str, float],
+    create_s: float,
+    requests: dict[str, Counter[str]],
+    done: Counter[str],
+    cpu: Counter[str],
+) -> dict[str, Any]:
+    """The figures of a sync run: objects created at ``created`` times, copies seen at ``seen`` times,
+    ``requests`` per side during the run, the ``done`` task verbs and the ``cpu`` seconds it took."""
+    objects = len(created)
+    elapsed = max(seen.values()) - started
+    latencies = [(seen[name] - at) * 1000 for name, at in created.items()]
+    return {
+        "rate": objects / elapsed,
+        "elapsed": elapsed,
+        "create_s": create_s,
+        "p50": percentile(latencies, 50),
+        "p99": percentile(latencies, 99),
+        "sync": done["sync"] / objects,
+        "status": done["status"] / objects,
+        **{side: calls.total() / objects for side, calls in requests.items()},
+        "methods": " ".join(
+            f"{side} {method} {n / objects:.2f}"
+            for side, calls in requests.items()
+            for method, n in sorted(calls.items())
+        ),
+        "cpu": "  ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items()))
+        + f"  (total {cpu.total():.1f} of {2 * elapsed:.1f} on 2 cores)",
+    }
+
+
+async def create_workspaces(kcp: Api, path: str) -> str:
+    """Create workspace ``path`` (``root:a:b``) and its parents; returns its prefix ``/clusters/<path>``."""
+    parent = "root"
+    for name in path.split(":")[1:]:
+        workspaces = f"/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces"
+        await kcp.call("POST", workspaces, {"metadata": {"name": name}})
+        parent = f"{parent}:{name}"
+    return f"/clusters/{path}"
+
+
+def workspace_kubeconfig(stack: Stack, kcp: Api, path: str) -> Path:
+    """A copy of the kcp devcluster's kubeconfig aimed at workspace ``path``."""
+    config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = f"{kcp.url}/clusters/{path}"
+    target = stack.work / f"{path.replace(':', '-')}.kc"
+    target.write_text(yaml.safe_dump(config))
+    return target
+
+
+def apply_crds(stack: Stack, kubeconfig: Path) -> None:
+    """``syncflow crds --apply`` with ``kubeconfig``."""
+    crds = subprocess.run(
+        [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", str(kubeconfig)],
+        capture_output=True,
+        text=True,
+        timeout=stack.remaining(60),
+        check=False,
+    )
+    if crds.returncode:
+        raise stack.fail(f"syncflow crds --apply: {crds.stdout}{crds.stderr}")
+
+
+async def in_parallel(
+    items: Sequence[T], action: Callable[[int, T], Awaitable[None]], clients: int = 8
+) -> None:
+    """Run ``action(index, item)`` over ``items`` with ``clients`` concurrent clients, in order."""
+    pending = list(enumerate(items))[::-1]
+
+    async def client() -> None:
+        while pending:
+            await action(*pending.pop())
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+
+
+def load_average(before: tuple[float, float, float]) -> str:
+    """The load averages before and now, and the cores."""
+    now = os.getloadavg()
+    return (
+        f"load average before: {' '.join(f'{x:.2f}' for x in before)}"
+        f"  after: {' '.join(f'{x:.2f}' for x in now)}  ({os.cpu_count()} cores)"
+    )
