@@ -21,6 +21,7 @@ import yaml
 from redis import Redis
 
 from syncflow.config import Settings
+from syncflow.queue.layout import forget_agent
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
 
@@ -58,13 +59,8 @@ class AgentQueue:
         await stack.wait(check, timeout, f"an idle queue (busy: {self.busy()})", every=0.3)
 
     def cleanup(self) -> int:
-        """Delete the agent's keys (``sf:<agent>:*`` and ``sf:{<agent>:*``); never FLUSHALL."""
-        deleted = 0
-        for pattern in (f"sf:{self.agent}:*", f"sf:{{{self.agent}:*"):
-            keys = list(self.redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                deleted += int(self.redis.delete(*keys))
-        return deleted
+        """Delete the agent's keys; never FLUSHALL."""
+        return forget_agent(self.redis, self.agent)
 
     def close(self) -> None:
         """Close the Redis connection."""

@@ -26,6 +26,7 @@ from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.neterrors import status_message
+from syncflow.queue.layout import forget_agent
 
 logger = logging.getLogger(__name__)
 
@@ -210,9 +211,6 @@ def _forget_agent(url: str, agent: str) -> None:
     """Remove the demo agent's keys from a Redis the demo did not start."""
     client = Redis.from_url(url, socket_connect_timeout=5, socket_timeout=10)
     try:
-        for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
-            keys = list(client.scan_iter(match=pattern, count=1000))
-            if keys:
-                client.delete(*keys)
+        forget_agent(client, agent)
     finally:
         client.close()

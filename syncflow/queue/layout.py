@@ -4,6 +4,10 @@ Redis Cluster, and every name starts with the agent's prefix, so several agents 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 CONTROL_QUEUE = "control"
 KEYED_QUEUES = ("sync", "status", CONTROL_QUEUE)
@@ -23,6 +27,21 @@ STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", 
 def agent_prefix(agent: str) -> str:
     """Prefix of every Redis key of one agent."""
     return f"sf:{agent}:"
+
+
+def agent_patterns(agent: str) -> tuple[str, str]:
+    """Glob patterns matching every Redis key of one agent: its prefix and its hash-tagged structures."""
+    return f"{agent_prefix(agent)}*", f"sf:{{{agent}:*"
+
+
+def forget_agent(redis: Redis, agent: str) -> int:
+    """Delete every key of one agent (never the whole database); returns how many were deleted."""
+    deleted = 0
+    for pattern in agent_patterns(agent):
+        keys = list(redis.scan_iter(match=pattern, count=1000))
+        if keys:
+            deleted += int(redis.delete(*keys))
+    return deleted
 
 
 def broker_prefix(agent: str) -> str:

@@ -23,6 +23,7 @@ from redis import Redis
 
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.queue.layout import forget_agent
 from tests.support.devcluster import VENV_BIN, DevclusterProcess, Kubectl, start_devcluster
 from tests.support.processes import REPO, SyncflowProcesses
 
@@ -214,10 +215,7 @@ def bootstrap_env(tmp_path: Path) -> Iterator[BootstrapEnv]:
                 processes.stop_all()
             redis = Redis.from_url(REDIS_URL)
             for agent in env.agents:
-                for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
-                    keys = list(redis.scan_iter(match=pattern, count=1000))
-                    if keys:
-                        redis.delete(*keys)
+                forget_agent(redis, agent)
             redis.close()
         if cluster_dc is not None:
             cluster_dc.stop()
