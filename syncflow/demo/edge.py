@@ -66,11 +66,7 @@ class _Edge:
 def scenario(run: DemoRun) -> list[str]:
     """Start kcp, the p-cluster and the edge syncer; play the scenarios; return the hints."""
     progress, stack = run.progress, run.stack
-    kcp_dc = launch.start_devcluster(stack, "kcp", kcp=True)
-    progress.done(f"kcp devcluster serving at {kcp_dc.url}")
-    pcluster_dc = launch.start_devcluster(stack, "pcluster", kcp=False)
-    progress.done(f"p-cluster devcluster serving at {pcluster_dc.url}")
-    root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
+    kcp_dc, pcluster_dc, root = kcp.start_clusters(run, "pcluster", "p-cluster")
     wmw = kcp.create_workspaces(root, WMW)
     mailbox = kcp.create_workspaces(root, MAILBOX)
     kcp.install(mailbox, [crd(edgesyncconfig.API_TYPE)], run.timeout)

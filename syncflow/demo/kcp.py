@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.install import install_crds
+from syncflow.demo import launch
+from syncflow.demo.launch import Devcluster
 from syncflow.demo.manifests import Obj
 from syncflow.demo.play import DemoRun
-from syncflow.kube.clients import for_cluster
+from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 
@@ -29,6 +31,16 @@ def fetch(api: JsonApi, path: str) -> Obj | None:
         if exc.status in (403, 404):
             return None
         raise
+
+
+def start_clusters(run: DemoRun, cluster: str, label: str) -> tuple[Devcluster, Devcluster, JsonApi]:
+    """Start a kcp devcluster and a plain one (``cluster``, described as ``label``); returns both and a
+    client of kcp's root workspace."""
+    kcp_dc = launch.start_devcluster(run.stack, "kcp", kcp=True)
+    run.progress.done(f"kcp devcluster serving at {kcp_dc.url}")
+    cluster_dc = launch.start_devcluster(run.stack, cluster, kcp=False)
+    run.progress.done(f"{label} devcluster serving at {cluster_dc.url}")
+    return kcp_dc, cluster_dc, JsonApi(load_client(str(kcp_dc.kubeconfig)))
 
 
 def served(api: JsonApi, path: str) -> bool:

@@ -101,11 +101,7 @@ class _Workload:
 def scenario(run: DemoRun) -> list[str]:
     """Start kcp, the physical cluster and the syncer; play the seed's examples; return the hints."""
     progress, stack = run.progress, run.stack
-    kcp_dc = launch.start_devcluster(stack, "kcp", kcp=True)
-    progress.done(f"kcp devcluster serving at {kcp_dc.url}")
-    physical_dc = launch.start_devcluster(stack, "physical", kcp=False)
-    progress.done(f"physical-cluster devcluster serving at {physical_dc.url}")
-    root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
+    kcp_dc, physical_dc, root = kcp.start_clusters(run, "physical", "physical-cluster")
     workspace = kcp.create_workspaces(root, WORKSPACE)
     if not kcp.served(workspace, "/apis/workload.kcp.io/v1alpha1"):  # a devcluster without kcp's TMC types
         kcp.install(workspace, [crdgen.crd(synctarget.API_TYPE)], run.timeout)
