@@ -117,8 +117,8 @@ _BOOTSTRAP_OPTIONS = (
     click.option(
         "--kcp-kubeconfig",
         envvar="SYNCFLOW_KCP_KUBECONFIG",
-        default=None,
-        help="Your kubeconfig of kcp [$KUBECONFIG, ~/.kube/config].",
+        required=True,
+        help="Your kubeconfig of kcp (never a default one) [SYNCFLOW_KCP_KUBECONFIG].",
     ),
     click.option(
         "--kcp-namespace",
@@ -150,7 +150,7 @@ def write_bootstrap(
     from syncflow.kube.clients import KubeconfigError, load_client
 
     try:
-        objects = build(load_client(kcp_kubeconfig))
+        objects = build(load_client(kcp_kubeconfig, flag="--kcp-kubeconfig"))
     except (BootstrapError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
     manifest.write(objects, output)
