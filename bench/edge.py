@@ -292,7 +292,7 @@ async def run(args: argparse.Namespace) -> None:
                     f"  per poll, no change: poll task {s['ms']:.0f} ms (max {s['max_ms']:.0f})"
                     f"  ratio to the bare poll {s['ms'] / base['poll_ms']:.2f}",
                     f"    API requests per period {s['kcp'] + s['pcluster']:.1f} (mailbox {s['kcp']:.1f},"
-                    f" p-cluster {s['pcluster']:.1f}; Lease renewals and status checks included)",
+                    f" p-cluster {s['pcluster']:.1f}; the watcher's rule passes and Lease renewals included)",
                     f"    by method: {s['methods']}",
                     f"  lag, p-cluster change -> mailbox: p50 {lag['p50']:.0f} ms  mean {lag['mean']:.0f} ms"
                     f"  max {lag['max']:.0f} ms  (period {args.period * 1000:.0f} ms)",
