@@ -1,10 +1,9 @@
 """Benchmark of workload-mode sync: 1,000 Deployments created in a kcp workspace → copies in the physical
 cluster, against a bare script doing the same writes.
 
-Starts a kcp devcluster (workspace ``root:org:ws`` with a SyncTarget syncing ``apps/v1/deployments``;
-root:compute's ``kubernetes`` export bound where the workspace does not serve Deployments itself), a
-physical-cluster devcluster, real Redis and real ``syncflow workload`` roles (watch, beat, one worker
-role with ``--workers 2``), then:
+Starts a kcp devcluster (workspace ``root:org:ws`` binding root:compute's ``kubernetes`` export, with a
+SyncTarget syncing ``apps/v1/deployments``), a physical-cluster devcluster, real Redis and real
+``syncflow workload`` roles (watch, beat, one worker role with ``--workers 2``), then:
 
 1. creates 1,000 Deployments over 10 namespaces (8 concurrent clients): objects/s until every copy
    exists in the physical cluster, p50/p99 latency (create response → ADDED on a raw watch of the
@@ -41,7 +40,6 @@ from bench.e2e import REPO, Api, BenchError, Stack
 from bench.support import (
     REDIS_URL,
     AgentQueue,
-    apply_crds,
     create_workspaces,
     done_verbs,
     in_parallel,
@@ -50,7 +48,6 @@ from bench.support import (
     sync_figures,
     traffic,
     watch_first_seen,
-    workspace_kubeconfig,
 )
 from syncflow.modes.workload.target import finalizer as target_finalizer
 
@@ -98,18 +95,11 @@ class WorkloadBench:
         self.physical = Api(self.session, stack.devcluster("physical"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
         await create_workspaces(self.kcp, WORKSPACE)
-        status, _ = await self.kcp.call("GET", f"{self.ws}/apis/workload.kcp.io/v1alpha1", ok=(404,))
-        if status == 404:  # a devcluster without kcp's TMC types: syncflow's CRD of SyncTarget
-            apply_crds(stack, workspace_kubeconfig(stack, self.kcp, WORKSPACE))
-        status, _ = await self.kcp.call("GET", f"{self.ws}/apis/apps/v1", ok=(404,))
-        if status == 404:
-            binding = {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}}
-            await self.kcp.call(
-                "POST", f"{self.ws}/{APIS}/apibindings", {"metadata": {"name": "kubernetes"}, "spec": binding}
-            )
-            await stack.wait(
-                lambda: self._served(f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2
-            )
+        binding = {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}}
+        await self.kcp.call(
+            "POST", f"{self.ws}/{APIS}/apibindings", {"metadata": {"name": "kubernetes"}, "spec": binding}
+        )
+        await stack.wait(lambda: self._served(f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2)
         target = {
             "metadata": {"name": TARGET},
             "spec": {"supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}]},

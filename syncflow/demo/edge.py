@@ -80,11 +80,10 @@ def scenario(run: DemoRun) -> list[str]:
     )
     reports = f"/apis/{kyverno.REPORT_GROUP}/{kyverno.REPORT_VERSION}"
     kcp.bind(run, mailbox, WMW, kyverno.EXPORT, reports)
-    if not kcp.served(mailbox, "/apis/apps/v1"):
-        kcp.bind(run, mailbox, "root:compute", "kubernetes", "/apis/apps/v1")
+    kcp.bind(run, mailbox, "root:compute", "kubernetes", "/apis/apps/v1")
     progress.done(
-        f"kcp: workload-management workspace {WMW} exports PolicyReports; mailbox {MAILBOX} binds them "
-        "(and has the EdgeSyncConfig CRD)"
+        f"kcp: workload-management workspace {WMW} exports PolicyReports; mailbox {MAILBOX} binds them and "
+        "root:compute's kubernetes export (Deployments, Services), and has the EdgeSyncConfig CRD"
     )
     pcluster = JsonApi(load_client(str(pcluster_dc.kubeconfig)))
     pcluster.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from syncflow.api import crdgen, synctarget
 from syncflow.demo import kcp, launch
 from syncflow.demo.play import DemoRun
 from syncflow.kube.clients import load_client
@@ -103,13 +102,10 @@ def scenario(run: DemoRun) -> list[str]:
     progress, stack = run.progress, run.stack
     kcp_dc, physical_dc, root = kcp.start_clusters(run, "physical", "physical-cluster")
     workspace = kcp.create_workspaces(root, WORKSPACE)
-    if not kcp.served(workspace, "/apis/workload.kcp.io/v1alpha1"):  # a devcluster without kcp's TMC types
-        kcp.install(workspace, [crdgen.crd(synctarget.API_TYPE)], run.timeout)
-    if kcp.served(workspace, "/apis/apps/v1"):
-        progress.done(f"kcp: workspace {WORKSPACE} (it serves Deployments and Services itself)")
-    else:
-        kcp.bind(run, workspace, "root:compute", "kubernetes", "/apis/apps/v1")
-        progress.done(f"kcp: workspace {WORKSPACE} binds root:compute's kubernetes export")
+    kcp.bind(run, workspace, "root:compute", "kubernetes", "/apis/apps/v1")
+    progress.done(
+        f"kcp: workspace {WORKSPACE} binds root:compute's kubernetes export (Deployments, Services)"
+    )
     workspace.create(SYNC_TARGETS, _sync_target())
     progress.done(f"SyncTarget {SYNC_TARGET} created: supportedAPIExports apps/v1/deployments, v1/services")
     physical = JsonApi(load_client(str(physical_dc.kubeconfig)))

@@ -106,11 +106,6 @@ class BootstrapEnv:
     processes: list[SyncflowProcesses] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
 
-    def require_tokens(self) -> None:
-        """Skip unless the devcluster keeps ServiceAccounts and mints their tokens."""
-        if status_of(lambda: self.cluster.get("/api/v1/namespaces/default/serviceaccounts/default")) != 200:
-            pytest.skip("this devcluster does not mint ServiceAccount tokens (branch devcluster-semantics)")
-
     def workspace(self, path: str) -> JsonApi:
         """An admin client of one workspace."""
         return JsonApi(for_cluster(self.root.api, path))

@@ -15,7 +15,7 @@ import yaml
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from tests.bootstrap.conftest import BootstrapEnv, by_kind, status_of, unique
-from tests.support.kcp import bind_compute, served
+from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -45,15 +45,7 @@ def test_workload_sync_registers_a_syncer_whose_manifest_runs_it_with_only_its_r
     bootstrap_env: BootstrapEnv,
 ) -> None:
     env = bootstrap_env
-    env.require_tokens()
     ws = env.create_workspace("root:org:ws")
-    if not served(ws, "/apis/workload.kcp.io/v1alpha1"):  # a devcluster without kcp's TMC types
-        ws_kubeconfig = env.work / "ws.kubeconfig"
-        config = yaml.safe_load(env.kcp_dc.kubeconfig.read_text())
-        for cluster in config["clusters"]:
-            cluster["cluster"]["server"] = f"{env.kcp_dc.url}/clusters/root:org:ws"
-        ws_kubeconfig.write_text(yaml.safe_dump(config))
-        env.syncflow("crds", "--apply", "--kubeconfig", str(ws_kubeconfig))
     bind_compute(ws)
     output = env.work / "syncer.yaml"
 
@@ -158,10 +150,7 @@ def test_workload_sync_registers_a_syncer_whose_manifest_runs_it_with_only_its_r
 
 def test_workload_sync_again_finds_the_sync_target_and_keeps_the_account(bootstrap_env: BootstrapEnv) -> None:
     env = bootstrap_env
-    env.require_tokens()
     ws = env.create_workspace("root:org:ws")
-    if not served(ws, "/apis/workload.kcp.io/v1alpha1"):
-        pytest.skip("this devcluster does not serve SyncTargets in workspaces (branch devcluster-tmc)")
     first, second = env.work / "first.yaml", env.work / "second.yaml"
     env.syncflow("workload", "sync", "east", "--workspace", "root:org:ws", "-o", str(first))
     uid = ws.get(f"{SYNC_TARGETS}/east")["metadata"]["uid"]
@@ -217,7 +206,6 @@ def test_workload_sync_names_a_workspace_that_is_not_there(bootstrap_env: Bootst
 def test_edge_bootstrap_registers_a_syncer_that_runs_from_its_manifest(bootstrap_env: BootstrapEnv) -> None:
     """Scenario 1 of issue 13: a mailbox workspace given by name, bootstrap → apply → run."""
     env = bootstrap_env
-    env.require_tokens()
     mailbox = env.create_workspace("root:edge:mb1")
     env.create_workspace("root:edge:mb2")
     name = unique("pc")
