@@ -10,6 +10,7 @@ Upsync: one polled rule per type (``up:<plural>.<group>``) from the p-cluster in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ Obj = dict[str, Any]
 KCP = "kcp"
 PCLUSTER = "pcluster"
 EDGE_SYNC_CONFIGS = "/apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
+DISCOVERY_TTL = 60.0
 CRD_GROUP_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
@@ -78,6 +80,7 @@ class EdgeRules:
     agent: str
     state_namespace: str
     merged: Merged = field(default_factory=Merged)
+    _found: dict[tuple[str, TypeKey], tuple[float, Resource]] = field(default_factory=dict)
 
     def configs(self) -> list[EdgeSyncConfig]:
         """Every valid EdgeSyncConfig of the mailbox (an invalid one is reported on its status by a task)."""
@@ -105,13 +108,18 @@ class EdgeRules:
         return entries
 
     def _resolve(self, api: JsonApi, key: TypeKey, where: str) -> Resource | str:
+        """The type as ``api`` serves it; a type found is trusted for ``DISCOVERY_TTL`` (rule passes run
+        every 2 s), one not served yet is looked up again on every pass."""
+        now = time.monotonic()
+        cached = self._found.get((api.host, key))
+        if cached is not None and now - cached[0] < DISCOVERY_TTL:
+            return cached[1]
         group, version, kind = key
         found = find_resource(api, group, version, kind=kind)
-        return (
-            found
-            if found is not None
-            else f"{kind}.{group or 'core'}/{version} is not served by the {where} yet"
-        )
+        if found is None:
+            return f"{kind}.{group or 'core'}/{version} is not served by the {where} yet"
+        self._found[(api.host, key)] = (now, found)
+        return found
 
     def _down(self, key: TypeKey, selectors: list[ResourceSelector], merged: Merged) -> dict[str, RuleEntry]:
         upstream = self._resolve(self.mailbox_api, key, "mailbox workspace")
