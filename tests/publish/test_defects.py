@@ -151,5 +151,6 @@ def test_a_name_that_can_never_be_valid_parks_at_once(publish_env: PublishEnv) -
     g.create("team-1", "x", {})
     key = f"sync/badname/{cluster}/default/x"
     failure = wait_for(lambda: env.parked(key), timeout=60, what=lambda: f"{key} parked\n{env.agent.logs()}")
-    assert failure["attempts"] == 1
+    # parked at once: one run (two when a watch event arrived during the first, which requeues it)
+    assert failure["attempts"] <= 2
     assert "not a valid object name" in failure["error"] and "x-UPPER" in failure["error"]
