@@ -16,6 +16,7 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.conditions import set_condition
 from syncflow.api.publishedresource import PublishedResource, PublishedResourceError
+from syncflow.kube import schemas
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.modes.publish import apiexport, projection, source
@@ -154,7 +155,7 @@ def reconcile_projection(
         NamingRule(naming.namespace if naming else None, naming.name if naming else None)
         resource = published.spec.resource
         spec, generation = source.source_spec(
-            target.service, resource.api_group, resource.kind, target.service.get(source.CRD_PATH)["items"]
+            target.service, resource.api_group, resource.kind, target.service.get(schemas.CRD_PATH)["items"]
         )
         dumped = published.model_dump(by_alias=True, exclude_none=True, mode="json")["spec"]
         projected = projection.project(spec, dumped["resource"], dumped.get("projection"))

@@ -15,6 +15,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.publishedresource import Filter, MutationSpec, PublishedResource
+from syncflow.kube import schemas
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
@@ -169,7 +170,7 @@ class PublishRules:
         try:
             schema = JsonApi(for_cluster(self.kcp, self.endpoint.export_path)).get(f"{SCHEMAS}/{schema_name}")
             resource = published.spec.resource
-            crds = self.service.get(source.CRD_PATH)["items"]
+            crds = self.service.get(schemas.CRD_PATH)["items"]
             local, _ = source.source_spec(self.service, resource.api_group, resource.kind, crds)
             kcp = JsonApi(for_url(self.kcp, f"{self.endpoint.urls[0]}/clusters/*"))
             related = related_resources(published, kcp.get, self.service.get)

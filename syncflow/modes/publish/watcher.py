@@ -15,13 +15,14 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from syncflow.keys import ObjectKey
+from syncflow.kube import schemas
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
-from syncflow.modes.publish import keys, source
+from syncflow.modes.publish import keys
 from syncflow.modes.publish.clients import PublishEndpoints
 from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES
@@ -151,7 +152,11 @@ class PublishWatcher(TermWatcher):
                 endpoint=SERVICE,
             ),
             "crds": self._watch(
-                self.service, source.CRD_PATH, "service:crds", KeyHandler(self.enqueue, crd), endpoint=SERVICE
+                self.service,
+                schemas.CRD_PATH,
+                "service:crds",
+                KeyHandler(self.enqueue, crd),
+                endpoint=SERVICE,
             ),
             "apiexport": self._watch(
                 for_cluster(self.kcp, endpoint.export_path),
