@@ -54,7 +54,7 @@ class SyncManager:
     """Retries the keys that failed for a cause (``QueueService.replay_cause``)."""
     watch_options: dict[str, Any] = field(default_factory=dict)
     watches: WatchSet = field(default_factory=WatchSet)
-    _running: dict[str, tuple[SyncRule, tuple[JsonApi, ...]]] = field(default_factory=dict)
+    _running: dict[str, tuple[SyncRule, tuple[tuple[JsonApi, ...], JsonApi]]] = field(default_factory=dict)
     _related: dict[str, RelatedEvents] = field(default_factory=dict)
 
     def reconcile(self) -> None:
@@ -71,18 +71,30 @@ class SyncManager:
                 reason=entry.reason if entry else "",
             )
         metrics.rules({name: entry.state == "ready" for name, entry in wanted.items()})
-        sources = {
-            name: tuple(self.endpoints.everywhere(rule.source.endpoint))
-            for name, rule in ready.items()
-            if rule.watch_source
-        }
-        for name, (rule, apis) in list(self._running.items()):
+        clients: dict[str, tuple[tuple[JsonApi, ...], JsonApi]] = {}
+        failed: set[str] = set()
+        for name, rule in ready.items():
+            if not rule.watch_source:
+                continue
+            try:
+                clients[name] = (
+                    tuple(self.endpoints.everywhere(rule.source.endpoint)),
+                    self.endpoints.api(rule.target.endpoint, rule.target.cluster or ""),
+                )
+            except Exception as exc:  # one endpoint that cannot be resolved must not hold up the others
+                failed.add(name)
+                log_event(logger, "rule.endpoint_failed", level=logging.WARNING, rule=name, error=str(exc))
+        for name, (rule, running) in list(self._running.items()):
+            if name in failed and ready.get(name) == rule:
+                continue  # keep what runs until its endpoints resolve again
+            now = clients.get(name)
             changed = ready.get(name) != rule  # a new selector may select what the old one skipped: relist
-            if changed or _hosts(sources.get(name, ())) != _hosts(apis):
+            # a client built anew (e.g. its endpoint's kubeconfig changed) restarts the rule's watches
+            if changed or now is None or not _same_clients(now, running):
                 self._stop(name, forget=changed)
-        for name, apis in sources.items():
+        for name, (apis, target) in clients.items():
             if name not in self._running:
-                self._start(ready[name], apis)
+                self._start(ready[name], apis, target)
         self._reconcile_related([rule for name, rule in ready.items() if name in self._running])
 
     def stop_all(self) -> None:
@@ -153,7 +165,7 @@ class SyncManager:
             return None
         return lambda: _replay(replay, f"{UNREACHABLE}{endpoint}")
 
-    def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...]) -> None:
+    def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...], target: JsonApi) -> None:
         related = [RELATED] if rule.related else []
 
         def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
@@ -189,7 +201,6 @@ class SyncManager:
                     **self.watch_options,
                 ),
             )
-        target = self.endpoints.api(rule.target.endpoint, rule.target.cluster or "")
         name = f"target:{rule.name}:{target.host}"
         self.watches.start(
             name,
@@ -206,7 +217,7 @@ class SyncManager:
                 **self.watch_options,
             ),
         )
-        self._running[rule.name] = (rule, sources)
+        self._running[rule.name] = (rule, (sources, target))
         log_event(
             logger,
             "rule.sync_started",
@@ -239,8 +250,11 @@ def _replay(replay: Callable[[str], object], cause: str) -> None:
         log_event(logger, "rule.replayed", cause=cause, keys=replayed)
 
 
-def _hosts(apis: tuple[JsonApi, ...]) -> list[str]:
-    return [api.host for api in apis]
+def _same_clients(
+    wanted: tuple[tuple[JsonApi, ...], JsonApi], running: tuple[tuple[JsonApi, ...], JsonApi]
+) -> bool:
+    """Same source URLs and the very same target client."""
+    return [a.host for a in wanted[0]] == [a.host for a in running[0]] and wanted[1] is running[1]
 
 
 def _without_overlaps(wanted: dict[str, RuleEntry]) -> dict[str, SyncRule]:
