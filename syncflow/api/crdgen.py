@@ -15,10 +15,15 @@ from typing import Any
 
 import yaml
 
-from syncflow.api import edgesyncconfig, publishedresource, synctarget
+from syncflow.api import cluster, edgesyncconfig, publishedresource, synctarget
 from syncflow.api.apitype import APIType
 
-API_TYPES: tuple[APIType, ...] = (publishedresource.API_TYPE, synctarget.API_TYPE, edgesyncconfig.API_TYPE)
+API_TYPES: tuple[APIType, ...] = (
+    publishedresource.API_TYPE,
+    synctarget.API_TYPE,
+    edgesyncconfig.API_TYPE,
+    cluster.API_TYPE,
+)
 """Every API type syncflow serves, in install order."""
 
 _DROPPED = frozenset({"title", "$defs"})
