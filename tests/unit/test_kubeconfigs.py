@@ -1,0 +1,59 @@
+"""Kubeconfigs held in API objects: inline data only, and no error ever quotes one."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import pytest
+import yaml
+
+from syncflow.kube.clients import KubeconfigError
+from syncflow.kube.kubeconfigs import fingerprint, inline_client
+
+SECRET = "s3cret-token-value"
+
+
+def kubeconfig(user: dict[str, Any] | None = None, cluster: dict[str, Any] | None = None) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "c",
+            "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+            "clusters": [{"name": "k", "cluster": cluster or {"server": "https://127.0.0.1:6443"}}],
+            "users": [{"name": "u", "user": user if user is not None else {"token": SECRET}}],
+        }
+    )
+
+
+def test_an_inline_kubeconfig_becomes_a_client() -> None:
+    api = inline_client(kubeconfig())
+    assert api.configuration.host == "https://127.0.0.1:6443"
+    assert api.configuration.api_key == {"BearerToken": f"Bearer {SECRET}"}
+    assert fingerprint(kubeconfig()) != fingerprint(kubeconfig(user={"token": "other"}))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"users: [{{token: {SECRET}", "not valid YAML (line 1, column"),
+        (SECRET, "not a kubeconfig"),
+        (kubeconfig().replace("current-context: c", "current-context: zz"), "names a context"),
+        (kubeconfig(user={"tokenFile": f"/var/run/{SECRET}"}), "the user uses tokenFile"),
+        (kubeconfig(user={"exec": {"command": SECRET}}), "the user uses exec"),
+        (kubeconfig(user={SECRET: "x"}), "the user uses 1 unknown field(s)"),
+        (
+            kubeconfig(cluster={"server": "https://x", "certificate-authority": SECRET}),
+            "certificate-authority",
+        ),
+        (kubeconfig(cluster={"server": f"file:///{SECRET}"}), "not an http(s) URL"),
+    ],
+)
+def test_errors_name_the_problem_and_never_a_value(text: str, expected: str) -> None:
+    with pytest.raises(KubeconfigError) as raised:
+        inline_client(text)
+    assert expected in str(raised.value)
+    assert SECRET not in str(raised.value)
+    # the whole traceback, as a parked key keeps it, holds no part of the kubeconfig either
+    assert SECRET not in "".join(traceback.format_exception(raised.value))
