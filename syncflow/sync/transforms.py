@@ -17,6 +17,14 @@ from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, Se
 
 Obj = dict[str, Any]
 
+ALLOCATED_BY_CLUSTER: dict[str, DropFields] = {
+    "services": DropFields(
+        paths=("spec.clusterIP", "spec.clusterIPs", "spec.ports[].nodePort", "spec.healthCheckNodePort")
+    ),
+}
+"""Fields each cluster allocates itself (by ``plural.group``): copying one cluster's values to another
+would clash there."""
+
 
 def _drop(node: Any, steps: list[str]) -> None:
     if not steps:

@@ -19,20 +19,16 @@ from syncflow.sync.registry import RuleEntry
 from syncflow.sync.rule import (
     Annotate,
     DropAnnotations,
-    DropFields,
     NamespaceMapping,
     Selector,
     Side,
     SyncRule,
     Transform,
 )
+from syncflow.sync.transforms import ALLOCATED_BY_CLUSTER
 
 Obj = dict[str, Any]
 
-SERVICE_FIELDS = DropFields(
-    paths=("spec.clusterIP", "spec.clusterIPs", "spec.ports[].nodePort", "spec.healthCheckNodePort")
-)
-"""The physical cluster allocates these; copying kcp's values would clash there."""
 NO_TOKEN_SECRETS = Selector(fields="type!=kubernetes.io/service-account-token")
 
 
@@ -66,8 +62,9 @@ def build_rule(
             timestamp=target.LAST_SYNC_ANNOTATION,
         ),
     ]
-    if (ref.group, ref.plural) == ("", "services"):
-        transforms.append(SERVICE_FIELDS)
+    allocated = ALLOCATED_BY_CLUSTER.get(ref.group_resource)
+    if allocated is not None:
+        transforms.append(allocated)
     is_crd = (ref.group, ref.version, ref.plural) == discovery.CRD_TYPE
     return SyncRule(
         name=ref.group_resource,
