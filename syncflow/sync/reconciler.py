@@ -31,7 +31,7 @@ from syncflow.sync import metadata as md
 from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
-from syncflow.sync.keys import owner_ref
+from syncflow.sync.keys import SYNC, key_for, owner_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.rule import SyncRule
@@ -517,3 +517,19 @@ def release_all(s: Sync, everywhere: JsonApi, key_of: Callable[[ObjectRef], Obje
         release_finalizer(s, key_of(ObjectRef.of(obj)), obj)
         released += 1
     return released
+
+
+def remove_copies(s: Sync) -> int:
+    """Delete every copy the rule's agent made on the target, and their last-applied state (the target
+    is given up; each copy's source object keeps its content)."""
+    copies = s.target.get(s.rule.target.resource.path(), labelSelector=f"{md.AGENT_LABEL}={s.rule.agent}")
+    removed = 0
+    for copy in copies.get("items") or []:
+        owner = owner_ref(copy)
+        if owner is None or (s.rule.source.cluster and owner.cluster != s.rule.source.cluster):
+            continue  # not a copy, or one of another workspace
+        key = key_for(SYNC, s.rule, owner)
+        _delete_copy(s, key, copy)
+        _drop_state(s, key)
+        removed += 1
+    return removed

@@ -20,6 +20,7 @@ from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.queue.errors import TransientError
+from syncflow.sync import reconciler
 from syncflow.sync import resync as resync_mod
 from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
@@ -107,11 +108,14 @@ class RuleWorker:
             with forbidden_cause(s.rule, key):
                 sync_related(s, key, self._index(s.rule))
 
-    def release(self, rule: SyncRule) -> int:
+    def release(self, rule: SyncRule, *, remove_copies: bool = False) -> int:
         """Mark ``rule`` gone, then release its finalizer on every source object and on the related
-        objects its index recorded there."""
+        objects its index recorded there; with ``remove_copies`` first delete every copy it made on
+        the target."""
         self.registry.mark_gone(rule.name)
         s = self._sync(rule)
+        if remove_copies:
+            log_event(logger, "sync.copies_removed", rule=rule.name, copies=reconciler.remove_copies(s))
         return release_rule(s, self._index(rule)) + sum(
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
             for api in self.endpoints.everywhere(rule.source.endpoint)
