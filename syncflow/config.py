@@ -7,6 +7,7 @@ and an optional YAML file (``--config`` or ``SYNCFLOW_CONFIG``). Errors name the
 from __future__ import annotations
 
 import os
+import re
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -67,9 +68,10 @@ class Settings(BaseSettings):
         description="Check Redis and the clusters at start and refuse to start when they cannot work "
         "(off only for processes that run custom task modules without clusters, e.g. queue tests).",
     )
-    mode: Literal["publish", "workload", "edge"] = Field(
+    mode: Literal["publish", "workload", "edge", "clusters"] = Field(
         "publish",
-        description="Which system syncflow is: publish (api-syncagent), workload (TMC syncer), edge.",
+        description="Which system syncflow is: publish (api-syncagent), workload (TMC syncer), edge, "
+        "clusters (kcp's multi-cluster controllers).",
     )
     task_modules: list[str] = Field(
         default_factory=list,
@@ -177,7 +179,8 @@ class Settings(BaseSettings):
     )
     workspace_cluster: str | None = Field(
         None,
-        description="The kcp workspace (path like root:org:ws, or logical cluster name) of the SyncTarget.",
+        description="The kcp workspace (path like root:org:ws, or logical cluster name) of the SyncTarget "
+        "(workload mode) or of the Clusters (clusters mode).",
     )
     heartbeat_period: PositiveFloat = Field(30.0, description="Seconds between heartbeats to the SyncTarget.")
     workload_resources: list[str] = Field(
@@ -187,6 +190,29 @@ class Settings(BaseSettings):
     namespace_clean_delay: float = Field(
         30.0, ge=0, description="Seconds an empty downstream namespace gone upstream is kept before deletion."
     )
+
+    # Clusters mode.
+    probe_period: PositiveFloat = Field(10.0, description="Seconds between probes of every Cluster.")
+    cluster_resources: list[str] = Field(
+        default_factory=lambda: ["deployments.apps"],
+        description="Types synced to Clusters: <plural>.<group>, or <plural> for the core group.",
+    )
+    cluster_cleanup: Literal["keep", "delete"] = Field(
+        "keep", description="What a deleted Cluster's copies become: kept in the cluster, or deleted."
+    )
+    only_cluster: str | None = Field(
+        None,
+        pattern=DNS1123_SUBDOMAIN,
+        description="Sync to this Cluster only, reached with --kubeconfig (a pull-mode or hand-run syncer).",
+    )
+
+    @field_validator("cluster_resources")
+    @classmethod
+    def _check_resources(cls, value: list[str]) -> list[str]:
+        for text in value:
+            if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", text):
+                raise ValueError(f"resource {text!r}: want <plural>.<group> or <plural> (core group)")
+        return value
 
     @field_validator("published_resource_selector")
     @classmethod
