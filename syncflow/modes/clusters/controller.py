@@ -1,0 +1,129 @@
+"""The cluster controller: one Cluster's ``cluster/…`` key — finalizer, probe, Ready, and release on delete.
+
+A probe builds the client from the current kubeconfig and asks the cluster for its version and for
+one namespace (so a rejected credential shows): ``Ready`` becomes True (``Connected``) or False with
+``InvalidKubeconfig``, ``Unreachable`` or ``Unauthorized``. Every request has short connect and read
+timeouts, so a probe ends well within a probe period. A deleted Cluster stops being synced: its rules
+are marked gone, their finalizers released on every kcp object, and — with ``--cluster-cleanup
+delete`` and the cluster reachable — the copies in it deleted; then its own finalizer goes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from kubernetes.client.exceptions import ApiException
+
+from syncflow.api.cluster import PATH, ReadyReason
+from syncflow.api.conditions import find, now, set_condition
+from syncflow.kube.jsonapi import JsonApi
+from syncflow.logs import log_event
+from syncflow.modes.clusters.clients import ClustersEndpoints
+from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, endpoint
+from syncflow.modes.clusters.rules import ClustersRules, build_rule
+from syncflow.queue.errors import describe
+from syncflow.sync.endpoints import EndpointError
+from syncflow.sync.reconciler import Obj, get_or_none
+from syncflow.sync.worker import RuleWorker
+
+logger = logging.getLogger("syncflow.clusters")
+
+PROBE_TIMEOUT = (3.0, 5.0)
+MESSAGE_LIMIT = 512
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one probe found."""
+
+    ok: bool
+    reason: ReadyReason
+    message: str
+
+
+def probe(endpoints: ClustersEndpoints, cluster: str) -> Probe:
+    """Whether ``cluster`` answers with its kubeconfig's credentials (read again now)."""
+    try:
+        api = endpoints.clusters.get(endpoint(cluster), fresh=True)
+    except EndpointError as exc:
+        reason: ReadyReason = "InvalidKubeconfig" if exc.reason == "InvalidKubeconfig" else "Unreachable"
+        return Probe(False, reason, str(exc)[:MESSAGE_LIMIT])
+    quick = JsonApi(api.api, timeout=PROBE_TIMEOUT)
+    try:
+        quick.get("/version")
+        quick.get("/api/v1/namespaces", limit="1")
+    except ApiException as exc:
+        reason = "Unauthorized" if exc.status in (401, 403) else "Unreachable"
+        return Probe(False, reason, f"the cluster answers {describe(exc)}"[:MESSAGE_LIMIT])
+    except Exception as exc:  # every failure to answer is what the probe reports
+        return Probe(False, "Unreachable", f"{type(exc).__name__}: {describe(exc)}"[:MESSAGE_LIMIT])
+    return Probe(True, "Connected", "the cluster answers with the kubeconfig's credentials")
+
+
+@dataclass
+class ClusterController:
+    """Reconciles Cluster objects of the workspace."""
+
+    kcp: JsonApi
+    endpoints: ClustersEndpoints
+    worker: RuleWorker
+    rules: ClustersRules
+    cleanup: Literal["keep", "delete"]
+
+    def reconcile(self, name: str) -> Probe | None:
+        """Probe the Cluster and record it (or release it when deleted); returns the probe."""
+        obj = get_or_none(self.kcp, f"{PATH}/{name}")
+        if obj is None:
+            return None
+        if obj["metadata"].get("deletionTimestamp"):
+            self._finalize(obj)
+            return None
+        obj = self._set_finalizers(obj, sorted({*self._finalizers(obj), CLEANUP_FINALIZER}))
+        found = probe(self.endpoints, name)
+        conditions = (obj.get("status") or {}).get("conditions")
+        was = (find(conditions, "Ready") or {}).get("status")
+        conditions = set_condition(
+            conditions, "Ready", found.ok, found.reason, found.message, obj["metadata"].get("generation")
+        )
+        status = {"conditions": conditions, "lastProbeTime": now()}
+        self.kcp.merge_patch(f"{PATH}/{name}/status", {"status": status})
+        if was != ("True" if found.ok else "False"):
+            log_event(logger, "clusters.ready", cluster=name, ready=found.ok, reason=found.reason)
+        return found
+
+    @staticmethod
+    def _finalizers(obj: Obj) -> list[str]:
+        return list(obj["metadata"].get("finalizers") or [])
+
+    def _set_finalizers(self, obj: Obj, finalizers: list[str]) -> Obj:
+        if finalizers == sorted(self._finalizers(obj)):
+            return obj
+        meta = obj["metadata"]
+        patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta["resourceVersion"]}}
+        updated: Obj = self.kcp.merge_patch(f"{PATH}/{meta['name']}", patch)
+        return updated
+
+    def _finalize(self, obj: Obj) -> None:
+        name = obj["metadata"]["name"]
+        if CLEANUP_FINALIZER not in self._finalizers(obj):
+            return
+        remove = self.cleanup == "delete" and probe(self.endpoints, name).ok
+        if self.cleanup == "delete" and not remove:
+            log_event(
+                logger, "clusters.cleanup_skipped", level=logging.WARNING, cluster=name, reason="unreachable"
+            )
+        entries = (obj.get("status") or {}).get("syncedResources")
+        for t in self.rules.types:
+            version = str(((t.entry(entries) or {}).get("versions") or [""])[0])
+            resource = self.rules.resource(t, version) if version else None
+            if resource is None:
+                continue  # never synced: kcp objects hold no finalizer of this cluster for it
+            rule = build_rule(
+                name, resource, self.rules.workspace, self.rules.agent, self.rules.state_namespace
+            )
+            released = self.worker.release(rule, remove_copies=remove)
+            log_event(logger, "clusters.released", cluster=name, resource=t.group_resource, objects=released)
+        self._set_finalizers(obj, sorted(set(self._finalizers(obj)) - {CLEANUP_FINALIZER}))
+        self.endpoints.clusters.forget(endpoint(name))
