@@ -15,6 +15,7 @@ import click
 
 from syncflow import __version__, cliopts
 from syncflow.demo import MODES as DEMO_MODES
+from syncflow.modes.clusters.cli import clusters as clusters_command
 from syncflow.modes.edge.cli import edge as edge_command
 from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue.layout import CELERY_QUEUES
@@ -417,6 +418,7 @@ def watch(config_file: str | None, **flags: Any) -> None:
 
 main.add_command(workload_command)
 main.add_command(edge_command)
+main.add_command(clusters_command)
 
 
 @main.command()

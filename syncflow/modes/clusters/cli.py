@@ -1,0 +1,169 @@
+"""``syncflow clusters``: kcp's multi-cluster controllers and syncers as one command, and
+``syncflow clusters manifest`` for pull mode (imports stay lazy for a fast --help)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from syncflow.roles import ROLES
+
+VERBOSITY = {1: "WARNING", 2: "INFO", 3: "DEBUG", 4: "DEBUG"}
+
+
+def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str] | None:
+    return [part for text in value for part in text.split(",") if part] or None
+
+
+@click.group("clusters", invoke_without_command=True)
+@click.option(
+    "--config",
+    "config_file",
+    envvar="SYNCFLOW_CONFIG",
+    type=click.Path(dir_okay=False),
+    help="YAML settings.",
+)
+@click.option("--workspace-cluster", default=None, help="The workspace of the Clusters, e.g. root:org:ws.")
+@click.option("--kcp-kubeconfig", default=None, help="Kubeconfig of kcp.")
+@click.option(
+    "--resources",
+    "cluster_resources",
+    multiple=True,
+    callback=_resources,
+    help="Types to sync: <plural>.<group> or <plural> (core); repeatable, or comma-separated "
+    "[deployments.apps].",
+)
+@click.option(
+    "--probe-period",
+    type=click.FloatRange(min=0.5),
+    default=None,
+    help="Seconds between probes of a Cluster [10].",
+)
+@click.option(
+    "--cluster-cleanup",
+    type=click.Choice(["keep", "delete"]),
+    default=None,
+    help="What a deleted Cluster's copies become [keep].",
+)
+@click.option("--only-cluster", default=None, help="Sync this Cluster only (a pull-mode or hand-run syncer).")
+@click.option("--kubeconfig", default=None, help="With --only-cluster: the kubeconfig of that cluster.")
+@click.option(
+    "--namespace", default=None, help="Namespace of the state Secrets in each cluster (and the Lease)."
+)
+@click.option("--resync-period", type=click.FloatRange(min=1), default=None, help="Seconds between resyncs.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")
+@click.option(
+    "--v", "verbosity", type=click.IntRange(1, 4), default=2, show_default=True, help="Log verbosity 1-4."
+)
+@click.option("--role", type=click.Choice(ROLES), default="all", show_default=True, help="Run one role only.")
+@click.option("--redis-url", default=None, help="Redis to use (default: start a private one).")
+@click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys [syncflow].")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default=None)
+@click.option("--health-address", default=None, help="host:port for /healthz and /readyz (watch role).")
+@click.option(
+    "--data-dir", type=click.Path(file_okay=False), default=None, help="Logs and beat state (all role)."
+)
+@click.pass_context
+def clusters(
+    ctx: click.Context,
+    /,
+    config_file: str | None,
+    workers: int,
+    verbosity: int,
+    role: str,
+    data_dir: str | None,
+    **flags: Any,
+) -> None:
+    """Sync every object labelled workloads.kcp.dev/cluster=<name> in a kcp workspace to the Cluster of
+    that name, probe the Clusters, pull their types into kcp and split Deployments over them."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from syncflow.config import ConfigError, load_settings
+    from syncflow.kube.clients import KubeconfigError
+
+    try:
+        settings = load_settings(config_file, mode="clusters", log_level=VERBOSITY[verbosity], **flags)
+        from syncflow.kube.clients import load_client
+        from syncflow.modes.clusters.context import find_workspace
+
+        find_workspace(load_client(settings.kcp_kubeconfig), settings)  # fail fast, before any process starts
+    except (ConfigError, KubeconfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    from syncflow.roles import run_role
+
+    run_role(settings, role, workers=workers, data_dir=data_dir)
+
+
+@clusters.command("manifest")
+@click.argument("cluster")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-", help="File [stdout]."
+)
+@click.option("--kcp-kubeconfig", required=True, envvar="SYNCFLOW_KCP_KUBECONFIG", help="Kubeconfig of kcp.")
+@click.option(
+    "--workspace-cluster", required=True, envvar="SYNCFLOW_WORKSPACE_CLUSTER", help="The Clusters' workspace."
+)
+@click.option("--agent-name", default="syncflow", envvar="SYNCFLOW_AGENT_NAME", show_default=True)
+@click.option(
+    "--resources", "types", multiple=True, callback=_resources, help="Types to sync [deployments.apps]."
+)
+@click.option("--namespace", default="syncflow-syncer", show_default=True, help="Namespace of the syncer.")
+@click.option("--image", default=None, help="The syncflow image [syncflow:<version>].")
+def manifest(
+    cluster: str,
+    output: str,
+    kcp_kubeconfig: str,
+    workspace_cluster: str,
+    agent_name: str,
+    types: list[str] | None,
+    namespace: str,
+    image: str | None,
+) -> None:
+    """Write what to apply in CLUSTER so that a syncer there syncs it with kcp (pull mode).
+
+    The output holds the kcp kubeconfig (in a Secret): it is written readable by its owner only."""
+    from kubernetes.client.exceptions import ApiException
+
+    from syncflow.api.cluster import PATH
+    from syncflow.api.crdgen import to_yaml
+    from syncflow.kube.clients import KubeconfigError, for_cluster, load_client
+    from syncflow.kube.jsonapi import JsonApi
+    from syncflow.modes.clusters.identity import SyncedType
+    from syncflow.modes.clusters.manifest import syncer_manifest
+
+    try:
+        kcp = JsonApi(for_cluster(load_client(kcp_kubeconfig), workspace_cluster))
+        found = kcp.get(f"{PATH}/{cluster}")
+    except KubeconfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    except ApiException as exc:
+        raise click.ClickException(
+            f'Cluster "{cluster}" in {workspace_cluster}: {exc.status} {exc.reason}'
+            + (" (create it first: kubectl apply -f cluster.yaml)" if exc.status == 404 else "")
+        ) from None
+    if ((found.get("spec") or {}).get("syncMode") or "Push") == "Push":
+        click.echo(
+            f'warning: Cluster "{cluster}" has syncMode Push: set spec.syncMode to Pull, or the central '
+            "syncflow and this syncer both sync it",
+            err=True,
+        )
+    objects = syncer_manifest(
+        cluster,
+        kcp_kubeconfig=Path(kcp_kubeconfig).read_text(),
+        workspace=workspace_cluster,
+        agent=agent_name,
+        types=[SyncedType.parse(t) for t in types or ["deployments.apps"]],
+        namespace=namespace,
+        **({"image": image} if image else {}),
+    )
+    text = to_yaml(objects)
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    path = Path(output)
+    path.touch(mode=0o600)
+    path.chmod(0o600)
+    path.write_text(text)
+    click.echo(f"wrote {path}: apply it in cluster {cluster} (kubectl apply -f {path})", err=True)
