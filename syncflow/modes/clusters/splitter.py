@@ -41,6 +41,15 @@ def divide(replicas: int, clusters: list[str]) -> dict[str, int]:
     return {name: share + (1 if index < rest else 0) for index, name in enumerate(ordered)}
 
 
+def _copied(annotations: dict[str, str] | None) -> dict[str, str]:
+    """The annotations a shard takes from its root: not kcp's own, not kubectl's last-applied state."""
+    return {
+        k: v
+        for k, v in (annotations or {}).items()
+        if not k.startswith(("kcp.io/", "kubectl.kubernetes.io/"))
+    }
+
+
 def controller_of(obj: Obj) -> str | None:
     """The name of the Deployment that controls ``obj`` (a shard's root), if any."""
     for ref in obj["metadata"].get("ownerReferences") or []:
@@ -169,11 +178,7 @@ class Splitter:
         """The shard of ``root`` on ``cluster`` with ``replicas``, created or updated."""
         meta = root["metadata"]
         labels = {**(meta.get("labels") or {}), CLUSTER_LABEL: cluster}
-        annotations = {
-            k: v
-            for k, v in (meta.get("annotations") or {}).items()
-            if not k.startswith(("kcp.io/", "kubectl.kubernetes.io/"))
-        }
+        annotations = _copied(meta.get("annotations"))
         spec = {**(root.get("spec") or {}), "replicas": replicas}
         owner = {
             "apiVersion": root.get("apiVersion", "apps/v1"),
@@ -207,7 +212,7 @@ class Splitter:
         if (
             shard.get("spec") == spec
             and have.get("labels") == labels
-            and (have.get("annotations") or {}) == annotations
+            and _copied(have.get("annotations")) == annotations
             and have.get("ownerReferences") == [owner]
         ):
             return shard
