@@ -253,7 +253,7 @@ def pull(kcp: JsonApi, clusters: ClientCache, t: SyncedType, types: list[SyncedT
         if meta.get("deletionTimestamp") or not is_true(status.get("conditions"), "Ready"):
             continue
         try:
-            offers[meta["name"]] = offered_spec(clusters.get(endpoint(meta["name"])), t)
+            offers[meta["name"]] = offered_spec(clusters.get(endpoint(meta["name"]), fresh=True), t)
         except Exception as exc:  # one cluster that cannot answer must not hold up the others
             log_event(
                 logger,
