@@ -234,6 +234,7 @@ def clusters_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClustersE
 
 
 LABEL = "workloads.kcp.dev/cluster"
+SPLIT_ANNOTATION = "workloads.kcp.dev/split"
 
 
 def deployment(

@@ -4,11 +4,17 @@ Deployments over the Ready clusters and rebalances as clusters come and go, all 
 
 from __future__ import annotations
 
+import re
+import signal
 from typing import Any
 
 from tests.clusters.conftest import (
+    CLUSTERS,
     CRDS,
     LABEL,
+    PROBE_PERIOD,
+    REDIS_URL,
+    SPLIT_ANNOTATION,
     WIDGETS,
     ClustersEnv,
     deployment,
@@ -126,3 +132,231 @@ def test_a_labelled_deployment_runs_in_its_cluster_and_its_status_comes_back(
         timeout=30,
         what=lambda: f"the status of web back in kcp: {env.kcp.get(path).get('status')}\n{env.agent.logs()}",
     )
+
+
+DEPLOYMENTS = "/apis/apps/v1/namespaces/apps/deployments"
+
+
+def _replicas(env: ClustersEnv, name: str) -> int | None:
+    path = f"{DEPLOYMENTS}/{name}"
+    return int(env.kcp.get(path)["spec"]["replicas"]) if exists(env.kcp, path) else None
+
+
+def _split_is(env: ClustersEnv, root: str, shares: dict[str, int], timeout: float = 30) -> None:
+    """Wait until root's shard for each cluster has its share in kcp and in the cluster."""
+
+    def matches() -> bool:
+        for cluster, replicas in shares.items():
+            path = f"{DEPLOYMENTS}/{root}--{cluster}"
+            if _replicas(env, f"{root}--{cluster}") != replicas:
+                return False
+            api = env.physical[cluster].api
+            if not exists(api, path) or api.get(path)["spec"]["replicas"] != replicas:
+                return False
+        return True
+
+    wait_for(
+        matches,
+        timeout=timeout,
+        what=lambda: (
+            f"{root} split as {shares}: "
+            + str({c: _replicas(env, f"{root}--{c}") for c in env.physical})
+            + f"\n{env.agent.logs()}"
+        ),
+    )
+
+
+def _ready_everywhere(env: ClustersEnv, root: str, clusters: list[str]) -> None:
+    for cluster in clusters:
+        play_deployment_controller(env.physical[cluster].api, f"{DEPLOYMENTS}/{root}--{cluster}")
+
+
+def _root_status(env: ClustersEnv, root: str) -> dict[str, Any]:
+    return env.kcp.get(f"{DEPLOYMENTS}/{root}").get("status") or {}
+
+
+def test_a_deployment_is_split_over_the_ready_clusters_and_its_status_aggregated(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    env.kcp.create(DEPLOYMENTS, deployment("shop", 5))
+    _split_is(env, "shop", {"east": 3, "west": 2})
+    shard = env.kcp.get(f"{DEPLOYMENTS}/shop--east")
+    root = env.kcp.get(f"{DEPLOYMENTS}/shop")
+    assert shard["metadata"]["labels"][LABEL] == "east"
+    assert shard["metadata"]["ownerReferences"][0]["uid"] == root["metadata"]["uid"]
+    assert shard["spec"]["template"] == root["spec"]["template"]
+    assert not exists(env.kcp, f"{DEPLOYMENTS}/shop--broken")  # not Ready: no shard
+    _ready_everywhere(env, "shop", ["east", "west"])
+    wait_for(
+        lambda: _root_status(env, "shop").get("readyReplicas") == 5,
+        timeout=30,
+        what=lambda: f"5 ready replicas on the root: {_root_status(env, 'shop')}\n{env.agent.logs()}",
+    )
+    status = _root_status(env, "shop")
+    assert status["replicas"] == status["availableReplicas"] == 5
+    assert [(c["type"], c["status"]) for c in status["conditions"]] == [("Available", "True")]
+    env.kcp.merge_patch(f"{DEPLOYMENTS}/shop", {"spec": {"replicas": 7}})
+    _split_is(env, "shop", {"east": 4, "west": 3})
+    env.kcp.merge_patch(f"{DEPLOYMENTS}/shop", {"spec": {"replicas": 5}})
+    _split_is(env, "shop", {"east": 3, "west": 2})
+
+
+def test_a_cluster_that_stops_answering_turns_not_ready_and_its_replicas_move(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    env.physical["west"].stop()
+    condition = env.wait_ready("west", "False", timeout=2 * PROBE_PERIOD + 2)  # within two probes
+    assert condition["reason"] == "Unreachable"
+    wait_for(lambda: _replicas(env, "shop--east") == 5 and _replicas(env, "shop--west") == 0, timeout=30)
+    _split_is(env, "shop", {"east": 5})
+    assert exists(env.kcp, f"{DEPLOYMENTS}/web")  # nothing in kcp is lost while west is away
+
+
+def test_a_cluster_that_answers_again_is_rebalanced_and_resynced(clusters_env: ClustersEnv) -> None:
+    env = clusters_env
+    env.physical["west"].start()  # an empty cluster on the same address
+    env.wait_ready("west", timeout=2 * PROBE_PERIOD + 10)
+    _split_is(env, "shop", {"east": 3, "west": 2})
+    _copy(env, "west", f"{DEPLOYMENTS}/web")  # labelled for west before it went away: synced again
+
+
+def test_a_third_cluster_added_at_runtime_takes_its_share_without_a_restart(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    pids = {name: process.pid for name, process in env.agent.running.items()}
+    north = env.add_physical("north", token="n0rth-token")
+    env.register("north", north.kubeconfig.replace("n0rth-token", "wrong-token"))
+    condition = env.wait_ready("north", "False")
+    assert condition["reason"] == "Unauthorized" and "wrong-token" not in condition["message"]
+    env.register("north", north.kubeconfig)  # the fixed kubeconfig: the client is built again
+    env.wait_ready("north")
+    _split_is(env, "shop", {"east": 2, "north": 2, "west": 1})
+    assert {name: process.pid for name, process in env.agent.running.items()} == pids
+    assert all(process.poll() is None for process in env.agent.running.values())
+
+
+def test_workers_scaled_from_one_to_three_while_syncing_three_clusters(clusters_env: ClustersEnv) -> None:
+    env = clusters_env
+    common = ("clusters", "--redis-url", REDIS_URL, "--role", "worker", "--workers", "1")
+    env.agent.kill("worker", signal.SIGTERM)  # what it held goes back to the queue
+    env.agent.start("worker-1", *common)
+    _namespace(env, "load")
+    clusters = ["east", "north", "west"]
+    placed = {f"load-{i:03d}": clusters[i % 3] for i in range(60)}
+    for index, (name, cluster) in enumerate(placed.items()):
+        if index == 20:
+            env.agent.start("worker-2", *common)
+            env.agent.start("worker-3", *common)
+            for n in (2, 3):
+                wait_for(lambda n=n: " ready." in (env.work / f"worker-{n}.log").read_text(), timeout=60)
+        body = {"metadata": {"name": name, "labels": {LABEL: cluster}}, "data": {"v": "1"}}
+        env.kcp.create("/api/v1/namespaces/load/configmaps", body)
+    for name in placed:
+        env.kcp.merge_patch(f"/api/v1/namespaces/load/configmaps/{name}", {"data": {"v": "2"}})
+
+    def copies(cluster: str) -> dict[str, str]:
+        items = env.physical[cluster].api.get("/api/v1/namespaces/load/configmaps").get("items") or []
+        return {
+            i["metadata"]["name"]: i["data"]["v"] for i in items if i["metadata"]["name"].startswith("load-")
+        }
+
+    for cluster in clusters:
+        wanted = {name: "2" for name, where in placed.items() if where == cluster}
+        wait_for(
+            lambda c=cluster, w=wanted: copies(c) == w,  # every update arrived, no copy in another cluster
+            timeout=120,
+            what=lambda c=cluster: f"the load copies in {c}: {len(copies(c))}\n{env.agent.logs()}",
+        )
+    logs = {n: (env.work / f"worker-{n}.log").read_text() for n in (1, 2, 3)}
+    created = re.findall(r"sync\.created key=sync/\S+/load/(load-\d+) ", "".join(logs.values()))
+    assert sorted(created) == sorted(placed)  # each copy created exactly once
+    working = [n for n, text in logs.items() if re.search(r"task\.done key=sync/\S+/load/", text)]
+    assert len(working) >= 2, working  # the added workers took a share
+
+
+def test_deleting_the_root_deletes_its_shards_and_an_opted_out_root_has_none(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    env.kcp.delete(f"{DEPLOYMENTS}/shop")
+    for cluster in ("east", "north", "west"):
+        path = f"{DEPLOYMENTS}/shop--{cluster}"
+        wait_for(lambda p=path: not exists(env.kcp, p), timeout=30, what=f"{path} deleted in kcp")
+        _gone(env, cluster, path)
+    env.kcp.create(DEPLOYMENTS, deployment("cart", 2))
+    _split_is(env, "cart", {"east": 1, "north": 1, "west": 0})
+    env.kcp.merge_patch(f"{DEPLOYMENTS}/cart", {"metadata": {"annotations": {SPLIT_ANNOTATION: "false"}}})
+    for cluster in ("east", "north", "west"):
+        wait_for(lambda c=cluster: not exists(env.kcp, f"{DEPLOYMENTS}/cart--{c}"), timeout=30)
+    assert exists(env.kcp, f"{DEPLOYMENTS}/cart")
+
+
+def _event(env: ClustersEnv, name: str, reason: str) -> dict[str, Any] | None:
+    events = env.kcp.get("/api/v1/namespaces/apps/events").get("items") or []
+    return next((e for e in events if e["involvedObject"]["name"] == name and e["reason"] == reason), None)
+
+
+def test_objects_labelled_for_an_unknown_or_broken_cluster_wait_and_say_why(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    for name, cluster in (("lost", "ghost"), ("held", "broken")):
+        body = {"metadata": {"name": name, "labels": {LABEL: cluster}}, "data": {"k": "v"}}
+        env.kcp.create("/api/v1/namespaces/apps/configmaps", body)
+    lost = wait_for(
+        lambda: _event(env, "lost", "ClusterNotFound"), timeout=30, what="the ClusterNotFound event"
+    )
+    assert 'no Cluster "ghost"' in lost["message"]
+    held = wait_for(
+        lambda: _event(env, "held", "ClusterNotReady"), timeout=30, what="the ClusterNotReady event"
+    )
+    assert "not valid YAML" in held["message"]
+    assert SECRET not in held["message"]
+    for name in ("lost", "held"):  # they wait as they are: no finalizer, nothing synced anywhere
+        assert not env.kcp.get(f"/api/v1/namespaces/apps/configmaps/{name}")["metadata"].get("finalizers")
+        assert not any(
+            exists(p.api, f"/api/v1/namespaces/apps/configmaps/{name}") for p in env.physical.values()
+        )
+
+
+def test_a_deleted_cluster_releases_its_objects_and_keeps_its_copies(clusters_env: ClustersEnv) -> None:
+    env = clusters_env
+    held = [n for n in (f"load-{i:03d}" for i in range(60)) if int(n[-3:]) % 3 == 1]  # placed on north
+    env.kcp.delete(f"{CLUSTERS}/north")
+    wait_for(
+        lambda: not exists(env.kcp, f"{CLUSTERS}/north"),
+        timeout=30,
+        what=lambda: f"north gone\n{env.agent.logs()}",
+    )
+    for name in held:
+        assert not env.kcp.get(f"/api/v1/namespaces/load/configmaps/{name}")["metadata"].get("finalizers")
+        assert exists(
+            env.physical["north"].api, f"/api/v1/namespaces/load/configmaps/{name}"
+        )  # --cluster-cleanup keep
+    env.kcp.delete(f"/api/v1/namespaces/load/configmaps/{held[0]}")
+    wait_for(lambda: not exists(env.kcp, f"/api/v1/namespaces/load/configmaps/{held[0]}"), timeout=30)
+
+
+def test_no_kubeconfig_secret_reaches_redis_or_a_log(clusters_env: ClustersEnv) -> None:
+    env = clusters_env
+    secrets = [SECRET, "n0rth-token", "wrong-token"]
+    for key in env.redis.scan_iter(match=f"*{env.agent_name}*", count=1000):
+        kind = env.redis.type(key).decode()
+        if kind == "string":
+            values = [env.redis.get(key)]
+        elif kind == "hash":
+            values = [*env.redis.hgetall(key).keys(), *env.redis.hgetall(key).values()]
+        elif kind == "list":
+            values = env.redis.lrange(key, 0, -1)
+        elif kind in ("set", "zset"):
+            values = list(env.redis.zrange(key, 0, -1) if kind == "zset" else env.redis.smembers(key))
+        else:
+            continue
+        text = b" ".join(v for v in values if isinstance(v, bytes)).decode(errors="replace") + key.decode()
+        assert not any(s in text for s in secrets), key
+    assert not any(s in env.agent.logs() for s in secrets)
+    for log in env.work.glob("*.log"):
+        assert not any(s in log.read_text(errors="replace") for s in secrets), log
