@@ -10,7 +10,7 @@ from redis import Redis
 from syncflow.api.cluster import PATH
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.clusters.identity import CLUSTER_LABEL, SyncedType
-from syncflow.modes.clusters.rules import ClustersRules
+from syncflow.modes.clusters.rules import ClustersRules, syncs
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync.events import record_event
 from syncflow.sync.reconciler import get_or_none
@@ -24,11 +24,14 @@ def why_waiting(kcp: JsonApi, registry: RuleRegistry, t: SyncedType, cluster: st
     entry = registry.lookup(t.rule_name(cluster), fresh=True)
     if entry.state == "ready":
         return None
-    if get_or_none(kcp, f"{PATH}/{cluster}") is None:
+    obj = get_or_none(kcp, f"{PATH}/{cluster}")
+    if obj is None:
         return (
             "ClusterNotFound",
             f'no Cluster "{cluster}" in this workspace: the object waits until one is created',
         )
+    if not syncs(obj, None):
+        return None  # a syncer of its own (pull, or run by hand) syncs it
     return "ClusterNotReady", f"waiting for Cluster {cluster}: {entry.reason or entry.state}"
 
 
