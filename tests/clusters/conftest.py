@@ -77,6 +77,18 @@ def exists(api: JsonApi, path: str) -> bool:
     return True
 
 
+def forget_agent(url: str, agent: str) -> None:
+    """Remove every Redis key of ``agent`` (Redis is shared: never flush it)."""
+    redis = Redis.from_url(url)
+    try:
+        for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
+            keys = list(redis.scan_iter(match=pattern, count=1000))
+            if keys:
+                redis.delete(*keys)
+    finally:
+        redis.close()
+
+
 @dataclass
 class Physical:
     """One physical cluster: a devcluster on a fixed port (restartable), its kubeconfig's text."""
@@ -216,10 +228,7 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
             env.agent.stop_all()
             for physical in env.physical.values():
                 physical.stop()
-        for pattern in (f"sf:{agent_name}:*", f"sf:{{{agent_name}:*"):
-            keys = list(redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                redis.delete(*keys)
+        forget_agent(REDIS_URL, agent_name)
         redis.close()
         kcp_dc.stop()
 

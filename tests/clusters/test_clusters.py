@@ -8,6 +8,9 @@ import re
 import signal
 from typing import Any
 
+import kubernetes_validate
+import yaml
+
 from tests.clusters.conftest import (
     CLUSTERS,
     CRDS,
@@ -19,6 +22,7 @@ from tests.clusters.conftest import (
     ClustersEnv,
     deployment,
     exists,
+    forget_agent,
     play_deployment_controller,
 )
 from tests.support.waiting import wait_for
@@ -340,6 +344,54 @@ def test_a_deleted_cluster_releases_its_objects_and_keeps_its_copies(clusters_en
     wait_for(lambda: not exists(env.kcp, f"/api/v1/namespaces/load/configmaps/{held[0]}"), timeout=30)
 
 
+def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_one(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    north = env.physical["north"]
+    env.register("north", north.kubeconfig, syncMode="Pull")
+    manifest = env.work / "syncer.yaml"
+    env.agent.start(
+        "manifest", "clusters", "manifest", "north", "-o", str(manifest), "--agent-name", env.agent_name
+    ).wait(timeout=60)
+    objects = list(yaml.safe_load_all(manifest.read_text()))
+    assert manifest.stat().st_mode & 0o077 == 0  # it holds the kcp kubeconfig
+    for obj in objects:
+        kubernetes_validate.validate(obj, "1.32.0", strict=True)
+    syncer = next(o for o in objects if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][
+        0
+    ]
+    assert {"name": "SYNCFLOW_ONLY_CLUSTER", "value": "north"} in syncer["env"]
+    # the syncer that manifest runs in the cluster, here run by hand: its own Redis, the cluster's kubeconfig
+    own_redis = REDIS_URL.rsplit("/", 1)[0] + "/1"
+    env.agent.start(
+        "pull-syncer",
+        "clusters",
+        "--only-cluster",
+        "north",
+        "--kubeconfig",
+        str(north.workdir / "kubeconfig"),
+        "--redis-url",
+        own_redis,
+        "--workers",
+        "1",
+        "--data-dir",
+        str(env.work / "pull"),
+    )
+    try:
+        env.wait_ready("north")
+        body = {"metadata": {"name": "pulled", "labels": {LABEL: "north"}}, "data": {"k": "v"}}
+        env.kcp.create("/api/v1/namespaces/apps/configmaps", body)
+        _copy(env, "north", "/api/v1/namespaces/apps/configmaps/pulled", timeout=60)
+    finally:
+        env.agent.kill("pull-syncer", signal.SIGTERM)  # the supervisor stops its roles
+        forget_agent(own_redis, env.agent_name)
+    central = "".join((env.work / f"{n}.log").read_text() for n in ("worker-1", "worker-2", "worker-3"))
+    assert not re.search(r"key=sync/north~configmaps/\S+/apps/pulled ", central)
+    pulled = (env.work / "pull" / "worker.log").read_text()
+    assert re.search(r"sync\.created key=sync/north~configmaps/\S+/apps/pulled ", pulled)
+
+
 def test_no_kubeconfig_secret_reaches_redis_or_a_log(clusters_env: ClustersEnv) -> None:
     env = clusters_env
     secrets = [SECRET, "n0rth-token", "wrong-token"]
@@ -358,5 +410,5 @@ def test_no_kubeconfig_secret_reaches_redis_or_a_log(clusters_env: ClustersEnv) 
         text = b" ".join(v for v in values if isinstance(v, bytes)).decode(errors="replace") + key.decode()
         assert not any(s in text for s in secrets), key
     assert not any(s in env.agent.logs() for s in secrets)
-    for log in env.work.glob("*.log"):
+    for log in env.work.rglob("*.log"):
         assert not any(s in log.read_text(errors="replace") for s in secrets), log
