@@ -103,6 +103,17 @@ class Stack:
         kept = [line for line in self.log_text(name).splitlines() if "syncflow.pump[" not in line]
         return "\n".join(kept[-lines:])
 
+    def stop_child(self, name: str, timeout: float = 15.0) -> None:
+        """Stop one child (SIGTERM to its process group, SIGKILL after ``timeout``)."""
+        for child in [c for c in self.children if c.name == name]:
+            _signal_group(child, signal.SIGTERM)
+            try:
+                child.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _signal_group(child, signal.SIGKILL)
+                child.process.wait()
+            self.children.remove(child)
+
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM every process group (newest first), then SIGKILL what is left after ``timeout``."""
         for child in reversed(self.children):
