@@ -440,7 +440,8 @@ main.add_command(clusters_command)
     type=click.Choice(DEMO_MODES),
     default="publish",
     show_default=True,
-    help="Which system to show: publish (api-syncagent), workload (TMC syncer), edge (KCP-Edge syncer).",
+    help="Which system to show: publish (api-syncagent), workload (TMC syncer), edge (KCP-Edge syncer), "
+    "clusters (kcp's multi-cluster: Clusters, label-scheduled sync, a split Deployment).",
 )
 def demo(workdir: str | None, redis_url: str | None, once: bool, mode: str) -> None:
     """Run kcp, a cluster, Redis and syncflow locally, and play one mode's scenario step by step."""

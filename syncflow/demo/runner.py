@@ -16,7 +16,7 @@ from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.api import crdgen, install
-from syncflow.demo import edge, launch, manifests, workload
+from syncflow.demo import clusters, edge, launch, manifests, workload
 from syncflow.demo import redis as demo_redis
 from syncflow.demo.play import DemoMode, DemoRun
 from syncflow.demo.progress import Progress
@@ -199,7 +199,12 @@ def _hints(kubeconfigs: Kubeconfigs) -> list[str]:
     ]
 
 
-MODES: dict[str, DemoMode] = {"publish": _publish, "workload": workload.scenario, "edge": edge.scenario}
+MODES: dict[str, DemoMode] = {
+    "publish": _publish,
+    "workload": workload.scenario,
+    "edge": edge.scenario,
+    "clusters": clusters.scenario,
+}
 """Every ``syncflow demo --mode``: each starts its own clusters and agent and plays its steps."""
 
 

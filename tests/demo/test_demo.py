@@ -80,6 +80,26 @@ def test_demo_once_runs_every_step(tmp_path: Path) -> None:
     assert not any(_group_alive(pid) for pid in _recorded_pids(tmp_path))
 
 
+def test_clusters_demo_once_runs_every_step(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [SYNCFLOW, "demo", "--mode", "clusters", "--once", "--workdir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=110,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for step in (
+        "Clusters east and west registered: Ready (Connected)",
+        "in east, not in west",
+        "split: shop--east 3, shop--west 2; root status 5/5 ready",
+        "west stopped: Ready=False (Unreachable)",
+    ):
+        assert step in result.stdout
+    assert not any(_group_alive(pid) for pid in _recorded_pids(tmp_path))
+
+
 def test_ctrl_c_stops_every_child_and_exits_0(demo: DemoOutput, tmp_path: Path) -> None:
     demo.until("worker, beat and watcher running", timeout=60)
     pids = _recorded_pids(tmp_path)
