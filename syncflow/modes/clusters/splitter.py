@@ -130,8 +130,10 @@ class Splitter:
         obj = get_or_none(self.kcp, self.path(namespace, name))
         if obj is not None and CLUSTER_LABEL in (obj["metadata"].get("labels") or {}):
             root_name = controller_of(obj)
-            if root_name is None:
-                return  # a Deployment the user scheduled to one cluster: not the splitter's
+            if root_name is None:  # scheduled to one cluster by its user: if it was a root, not any more
+                for shard in self.shards(namespace, name):
+                    self._delete(shard)
+                return
             name, obj = root_name, get_or_none(self.kcp, self.path(namespace, root_name))
         shards = self.shards(namespace, name)
         root_uid = obj["metadata"]["uid"] if obj is not None else None
