@@ -98,8 +98,11 @@ class ClustersDemo:
 
         for name in CLUSTERS:
             self.wait(lambda n=name: accepted(n), f"the types of {name} to be negotiated")
-        crd = _get(self.kcp, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/deployments.apps")
-        how = "pulled into kcp as a CRD" if crd is not None else "served by kcp itself"
+        export = _get(self.kcp, "/apis/apis.kcp.io/v1alpha1/apiexports/syncflow-clusters") or {}
+        pulled = any(
+            n.endswith(".deployments.apps") for n in export.get("spec", {}).get("latestResourceSchemas", [])
+        )
+        how = "pulled into kcp" if pulled else "served by kcp itself"
         return f"deployments.apps ({how}) and configmaps negotiated: Accepted on east and west"
 
     def schedule(self, since: float) -> str:

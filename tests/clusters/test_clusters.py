@@ -13,7 +13,6 @@ import yaml
 
 from tests.clusters.conftest import (
     CLUSTERS,
-    CRDS,
     LABEL,
     PROBE_PERIOD,
     REDIS_URL,
@@ -28,6 +27,7 @@ from tests.clusters.conftest import (
 from tests.support.waiting import wait_for
 
 SECRET = "t0ken-that-must-never-show"
+APIS = "/apis/apis.kcp.io/v1alpha1"
 
 
 def test_two_clusters_become_ready_and_a_broken_kubeconfig_says_why_without_the_secret(
@@ -59,10 +59,12 @@ def test_types_are_pulled_into_kcp_with_the_schema_every_ready_cluster_takes(
                 ),
             )
     assert exists(env.kcp, "/apis/apps/v1/deployments")  # served by kcp, or pulled into it as a CRD
-    crd = env.kcp.get(f"{CRDS}/{WIDGETS}")
-    assert crd["metadata"]["labels"]["workload.kcp.dev/negotiated"] == "true"
-    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    export = env.kcp.get(f"{APIS}/apiexports/syncflow-clusters")
+    assert export["metadata"]["labels"]["workload.kcp.dev/negotiated"] == "true"
+    (name,) = [n for n in export["spec"]["latestResourceSchemas"] if n.endswith(f".{WIDGETS}")]
+    schema = env.kcp.get(f"{APIS}/apiresourceschemas/{name}")["spec"]["versions"][0]["schema"]
     assert set(schema["properties"]["spec"]["properties"]) == {"size"}  # color: east only
+    assert exists(env.kcp, "/apis/demo.syncflow.dev/v1/widgets")  # served in the workspace (bound)
     assert env.synced("east", WIDGETS)["versions"] == ["v1"]
     assert env.synced("broken", WIDGETS) == {}  # a cluster that is not Ready is not judged
 

@@ -15,7 +15,7 @@ SPLIT_ANNOTATION = "workloads.kcp.dev/split"
 CLEANUP_FINALIZER = "workload.kcp.dev/cleanup"
 """Held on a Cluster until what syncflow holds for it is released."""
 NEGOTIATED_LABEL = "workload.kcp.dev/negotiated"
-"""Marks a CRD in kcp that the CRD puller made (and may widen) from the clusters' schemas."""
+"""Marks the APIExport of the types the CRD puller serves in kcp from the clusters' schemas."""
 _ENDPOINT_PREFIX = "cluster:"
 _NAME_MAX = 63
 

@@ -2,16 +2,22 @@
 
 Every Ready cluster offers its schema of the type (its CRD, or one synthesised from discovery and
 OpenAPI v3 for a built-in type). kcp only knows basic types, so when it does not serve the type the
-puller creates a CRD there from the lowest common denominator of the offers (fields present in all).
-A CRD the puller made is widened when every Ready cluster takes more, and narrowed only while kcp
-holds no object of the type (nothing can be lost). Each cluster is then judged against kcp's schema:
-``Accepted`` when it takes every value kcp takes, otherwise ``Incompatible`` with the fields it
-lacks, so nothing is sent to it that it cannot take. Verdicts go to ``status.syncedResources``.
+puller makes it serve one built from the lowest common denominator of the offers (fields present in
+all): an APIResourceSchema in the workspace's APIExport ``syncflow-clusters``, bound in the workspace
+itself — kcp's way to serve a type, and the only one for built-in groups such as ``apps``, which a CRD
+cannot claim. What the puller exported is widened when every Ready cluster takes more, and narrowed
+only while kcp holds no object of the type (nothing can be lost). Each cluster is then judged against
+kcp's schema: ``Accepted`` when it takes every value kcp takes, otherwise ``Incompatible`` with the
+fields it lacks, so nothing is sent to it that it cannot take. Verdicts go to
+``status.syncedResources``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +27,7 @@ from syncflow.api.cluster import PATH
 from syncflow.api.conditions import is_true
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.kcp import cluster_identity
 from syncflow.kube.schema_lcd import lowest_common, narrowed
 from syncflow.kube.schemas import CRD_PATH, builtin_spec
 from syncflow.logs import log_event
@@ -33,6 +40,9 @@ logger = logging.getLogger("syncflow.clusters")
 
 Obj = dict[str, Any]
 SHOWN_FIELDS = 5
+EXPORT = "syncflow-clusters"
+APIS = "/apis/apis.kcp.io/v1alpha1"
+SCHEMAS, EXPORTS, BINDINGS = f"{APIS}/apiresourceschemas", f"{APIS}/apiexports", f"{APIS}/apibindings"
 
 
 @dataclass(frozen=True)
@@ -132,73 +142,141 @@ def judge(wanted: Obj, offered: Obj | None, t: SyncedType) -> Verdict:
 
 def _has_objects(kcp: JsonApi, spec: Obj) -> bool:
     version = storage_version(spec["versions"])["name"]
-    found = kcp.get(f"/apis/{spec['group']}/{version}/{spec['names']['plural']}", limit="1")
-    return bool(found.get("items"))
+    group = f"/apis/{spec['group']}" if spec["group"] else "/api"
+    return bool(kcp.get(f"{group}/{version}/{spec['names']['plural']}", limit="1").get("items"))
 
 
-def _pulled(kcp: JsonApi, t: SyncedType, crd: Obj, offers: list[Obj]) -> Obj:
-    """A CRD the puller made, widened (or, while kcp holds no object of it, narrowed) to the offers."""
-    spec: Obj = crd["spec"]
+def _schema_spec(spec: Obj) -> Obj:
+    """A CRD spec as an APIResourceSchema spec (a version's schema is the OpenAPI schema itself)."""
+    versions = [
+        {**v, "schema": (v.get("schema") or {}).get("openAPIV3Schema") or {}} for v in spec["versions"]
+    ]
+    return {**spec, "versions": versions}
+
+
+def _crd_spec(schema_spec: Obj) -> Obj:
+    """The inverse of ``_schema_spec``."""
+    versions = [{**v, "schema": {"openAPIV3Schema": v.get("schema") or {}}} for v in schema_spec["versions"]]
+    return {**schema_spec, "versions": versions}
+
+
+def schema_name(spec: Obj, t: SyncedType) -> str:
+    """``v<hash>.<plural>.<group>`` (``.core`` for the core group): a new name for every new content,
+    since APIResourceSchemas are immutable."""
+    digest = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
+    return f"v{digest}.{t.plural}.{t.group or 'core'}"
+
+
+def _of_type(name: str, t: SyncedType) -> bool:
+    return name.split(".", 1)[-1] == f"{t.plural}.{t.group or 'core'}"
+
+
+def pulled_spec(kcp: JsonApi, t: SyncedType) -> Obj | None:
+    """The spec the puller exported for ``t`` in this workspace (CRD shape), if any."""
+    export = get_or_none(kcp, f"{EXPORTS}/{EXPORT}") or {}
+    for name in (export.get("spec") or {}).get("latestResourceSchemas") or []:
+        if _of_type(name, t):
+            schema = get_or_none(kcp, f"{SCHEMAS}/{name}")
+            return _crd_spec(schema["spec"]) if schema is not None else None
+    return None
+
+
+def _export(kcp: JsonApi, t: SyncedType, spec: Obj, clusters: list[str]) -> Obj:
+    """Serve ``spec`` in the workspace: an APIResourceSchema in the puller's APIExport, bound here (a CRD
+    cannot claim a built-in group such as ``apps``; an export can)."""
+    name = schema_name(spec, t)
+    schema = {
+        "apiVersion": "apis.kcp.io/v1alpha1",
+        "kind": "APIResourceSchema",
+        "metadata": {"name": name, "annotations": {f"{NEGOTIATED_LABEL}-from": ",".join(clusters)}},
+        "spec": _schema_spec(spec),
+    }
+    try:
+        kcp.create(SCHEMAS, schema)
+    except ApiException as exc:
+        if exc.status != 409:  # the same content was exported before: same name, same schema
+            raise
+    export = get_or_none(kcp, f"{EXPORTS}/{EXPORT}")
+    latest = [
+        n for n in ((export or {}).get("spec") or {}).get("latestResourceSchemas") or [] if not _of_type(n, t)
+    ]
+    if export is None:
+        body = {
+            "metadata": {"name": EXPORT, "labels": {NEGOTIATED_LABEL: "true"}},
+            "spec": {"latestResourceSchemas": [name]},
+        }
+        kcp.create(EXPORTS, body)
+    else:
+        patch = {
+            "metadata": {"resourceVersion": export["metadata"]["resourceVersion"]},
+            "spec": {"latestResourceSchemas": [*latest, name]},
+        }
+        kcp.merge_patch(f"{EXPORTS}/{EXPORT}", patch)
+    if get_or_none(kcp, f"{BINDINGS}/{EXPORT}") is None:
+        _, path = cluster_identity(kcp)
+        binding = {
+            "metadata": {"name": EXPORT},
+            "spec": {"reference": {"export": {"path": path, "name": EXPORT}}},
+        }
+        kcp.create(BINDINGS, binding)
+    log_event(
+        logger, "clusters.type_exported", resource=t.group_resource, schema=name, clusters=",".join(clusters)
+    )
+    return spec
+
+
+def change(stored: Obj, common: Obj, everyone: bool, empty: Callable[[], bool]) -> str | None:
+    """Whether kcp's ``stored`` schema becomes the clusters' ``common`` one: ``"widen"`` when it takes
+    more and the offers are ``everyone``'s (a cluster that is away may take less), ``"narrow"`` when it
+    takes less and kcp holds no object of the type (``empty``: narrowing prunes stored fields), else
+    None."""
+    wider, narrower = narrowed(common, stored), narrowed(stored, common)
+    if wider and not narrower:
+        return "widen" if everyone else None
+    if narrower and empty():
+        return "narrow"
+    return None
+
+
+def _renegotiated(
+    kcp: JsonApi, t: SyncedType, spec: Obj, offers: list[Obj], clusters: list[str], everyone: bool
+) -> Obj:
+    """What the puller exported, changed to the offers' common schema when ``change`` says so."""
     common = lowest_common_spec(offers)
     version = storage_version(common["versions"])["name"]
     stored, wanted = _schema(spec, version), _schema(common, version)
     if stored is None or wanted is None:
         return spec
-    wider, narrower = narrowed(wanted, stored), narrowed(stored, wanted)
-    if not (wider and not narrower) and not (narrower and not _has_objects(kcp, spec)):
+    how = change(stored, wanted, everyone, lambda: not _has_objects(kcp, spec))
+    if how is None:
         return spec
-    body = {**crd, "spec": {**spec, "versions": common["versions"]}}
-    updated = kcp.replace(f"{CRD_PATH}/{t.group_resource}", body)
-    log_event(
-        logger,
-        "clusters.crd_renegotiated",
-        resource=t.group_resource,
-        widened=bool(wider),
-        narrowed=bool(narrower),
-    )
-    result: Obj = updated["spec"]
-    return result
+    log_event(logger, "clusters.type_renegotiated", resource=t.group_resource, change=how)
+    return _export(kcp, t, common, clusters)
 
 
-def _create(kcp: JsonApi, t: SyncedType, offers: dict[str, Obj]) -> Obj:
-    spec = lowest_common_spec([offers[name] for name in sorted(offers)])
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {
-            "name": t.group_resource,
-            "labels": {NEGOTIATED_LABEL: "true"},
-            "annotations": {f"{NEGOTIATED_LABEL}-from": ",".join(sorted(offers))},
-        },
-        "spec": spec,
-    }
-    try:
-        kcp.create(CRD_PATH, crd)
-    except ApiException as exc:
-        if exc.status == 409:  # another puller was first: judge against what it made
-            raise TransientError(f"the CRD of {t.group_resource} was created meanwhile") from None
-        raise
-    log_event(logger, "clusters.crd_pulled", resource=t.group_resource, clusters=",".join(sorted(offers)))
-    return spec
-
-
-def negotiate(kcp: JsonApi, t: SyncedType, offers: dict[str, Obj | None]) -> dict[str, Verdict]:
-    """Make kcp serve ``t`` with a schema the offering clusters take; the verdict of each cluster."""
+def negotiate(
+    kcp: JsonApi, t: SyncedType, offers: dict[str, Obj | None], everyone: bool = True
+) -> dict[str, Verdict]:
+    """Make kcp serve ``t`` with a schema the offering clusters take; the verdict of each cluster.
+    ``everyone``: the offers are those of every Cluster (none is away), so kcp's schema may widen."""
     served = {name: spec for name, spec in offers.items() if spec is not None}
-    crd = get_or_none(kcp, f"{CRD_PATH}/{t.group_resource}") if t.group else None
-    if crd is not None:
-        ours = (crd["metadata"].get("labels") or {}).get(NEGOTIATED_LABEL) == "true"
-        wanted = _pulled(kcp, t, crd, [served[n] for n in sorted(served)]) if ours and served else crd["spec"]
+    names = sorted(served)
+    pulled = pulled_spec(kcp, t)
+    if pulled is not None:
+        offered = [served[n] for n in names]
+        wanted = _renegotiated(kcp, t, pulled, offered, names, everyone) if served else pulled
     else:
-        kind = _kind(kcp, t)
-        native = builtin_spec(kcp, t.group, kind) if kind else None
+        crd = get_or_none(kcp, f"{CRD_PATH}/{t.group_resource}") if t.group else None
+        kind = _kind(kcp, t) if crd is None else None
+        native = crd["spec"] if crd is not None else builtin_spec(kcp, t.group, kind) if kind else None
         if native is not None:
             wanted = native
-        elif served and t.group:
-            wanted = _create(kcp, t, served)
+        elif served:
+            wanted = _export(kcp, t, lowest_common_spec([served[n] for n in names]), names)
         else:
-            why = "kcp does not serve core type" if not t.group else "no Ready cluster serves"
-            return {name: Verdict("Pending", f"{why} {t.group_resource}") for name in offers}
+            return {
+                name: Verdict("Pending", f"no Ready cluster serves {t.group_resource}") for name in offers
+            }
     return {name: judge(wanted, offers[name], t) for name in offers}
 
 
@@ -244,24 +322,27 @@ def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict, types: l
     raise TransientError(f'Cluster "{cluster}" kept changing while its syncedResources were written')
 
 
-def pull(kcp: JsonApi, clusters: ClientCache, t: SyncedType, types: list[SyncedType]) -> None:
+def pull(kcp: JsonApi, clusters_cache: ClientCache, t: SyncedType, types: list[SyncedType]) -> None:
     """Negotiate ``t`` over the Ready clusters and record each one's verdict (one that fails to
     answer now is left as it was: its next probe says whether it is still Ready)."""
     offers: dict[str, Obj | None] = {}
-    for obj in kcp.get(PATH).get("items") or []:
-        meta, status = obj["metadata"], obj.get("status") or {}
-        if meta.get("deletionTimestamp") or not is_true(status.get("conditions"), "Ready"):
+    clusters = [
+        obj for obj in kcp.get(PATH).get("items") or [] if not obj["metadata"].get("deletionTimestamp")
+    ]
+    for obj in clusters:
+        name = obj["metadata"]["name"]
+        if not is_true((obj.get("status") or {}).get("conditions"), "Ready"):
             continue
         try:
-            offers[meta["name"]] = offered_spec(clusters.get(endpoint(meta["name"]), fresh=True), t)
+            offers[name] = offered_spec(clusters_cache.get(endpoint(name), fresh=True), t)
         except Exception as exc:  # one cluster that cannot answer must not hold up the others
             log_event(
                 logger,
                 "clusters.offer_failed",
                 level=logging.WARNING,
-                cluster=meta["name"],
+                cluster=name,
                 resource=t.group_resource,
                 error=f"{type(exc).__name__}: {describe(exc)}"[:512],
             )
-    for name, verdict in negotiate(kcp, t, offers).items():
+    for name, verdict in negotiate(kcp, t, offers, everyone=len(offers) == len(clusters)).items():
         record(kcp, name, t, verdict, types)
