@@ -371,7 +371,7 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
         "clusters",
         "--only-cluster",
         "north",
-        "--kubeconfig",
+        "--cluster-kubeconfig",
         str(north.workdir / "kubeconfig"),
         "--redis-url",
         own_redis,

@@ -8,9 +8,7 @@ from typing import Any
 
 import click
 
-from syncflow.roles import ROLES
-
-VERBOSITY = {1: "WARNING", 2: "INFO", 3: "DEBUG", 4: "DEBUG"}
+from syncflow import agentcli
 
 
 def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str] | None:
@@ -18,15 +16,7 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
 
 
 @click.group("clusters", invoke_without_command=True)
-@click.option(
-    "--config",
-    "config_file",
-    envvar="SYNCFLOW_CONFIG",
-    type=click.Path(dir_okay=False),
-    help="YAML settings.",
-)
 @click.option("--workspace-cluster", default=None, help="The workspace of the Clusters, e.g. root:org:ws.")
-@click.option("--kcp-kubeconfig", default=None, help="Kubeconfig of kcp.")
 @click.option(
     "--resources",
     "cluster_resources",
@@ -36,10 +26,7 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
     "[deployments.apps].",
 )
 @click.option(
-    "--probe-period",
-    type=click.FloatRange(min=0.5),
-    default=None,
-    help="Seconds between probes of a Cluster [10].",
+    "--probe-period", type=click.FloatRange(min=0.5), default=None, help="Seconds between probes [10]."
 )
 @click.option(
     "--cluster-cleanup",
@@ -47,24 +34,13 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
     default=None,
     help="What a deleted Cluster's copies become [keep].",
 )
-@click.option("--only-cluster", default=None, help="Sync this Cluster only (a pull-mode or hand-run syncer).")
-@click.option("--kubeconfig", default=None, help="With --only-cluster: the kubeconfig of that cluster.")
 @click.option(
-    "--namespace", default=None, help="Namespace of the state Secrets in each cluster (and the Lease)."
+    "--only-cluster",
+    default=None,
+    help="Sync this Cluster only, reached with --cluster-kubeconfig (a pull-mode or hand-run syncer).",
 )
 @click.option("--resync-period", type=click.FloatRange(min=1), default=None, help="Seconds between resyncs.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")
-@click.option(
-    "--v", "verbosity", type=click.IntRange(1, 4), default=2, show_default=True, help="Log verbosity 1-4."
-)
-@click.option("--role", type=click.Choice(ROLES), default="all", show_default=True, help="Run one role only.")
-@click.option("--redis-url", default=None, help="Redis to use (default: start a private one).")
-@click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys [syncflow].")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default=None)
-@click.option("--health-address", default=None, help="host:port for /healthz and /readyz (watch role).")
-@click.option(
-    "--data-dir", type=click.Path(file_okay=False), default=None, help="Logs and beat state (all role)."
-)
+@agentcli.agent_options
 @click.pass_context
 def clusters(
     ctx: click.Context,
@@ -80,20 +56,15 @@ def clusters(
     that name, probe the Clusters, pull their types into kcp and split Deployments over them."""
     if ctx.invoked_subcommand is not None:
         return
-    from syncflow.config import ConfigError, load_settings
-    from syncflow.kube.clients import KubeconfigError
+    settings = agentcli.load("clusters", config_file, verbosity, {}, **flags)
 
-    try:
-        settings = load_settings(config_file, mode="clusters", log_level=VERBOSITY[verbosity], **flags)
+    def check() -> None:
         from syncflow.kube.clients import load_client
         from syncflow.modes.clusters.context import find_workspace
 
-        find_workspace(load_client(settings.kcp_kubeconfig), settings)  # fail fast, before any process starts
-    except (ConfigError, KubeconfigError) as exc:
-        raise click.ClickException(str(exc)) from None
-    from syncflow.roles import run_role
+        find_workspace(load_client(settings.kcp_kubeconfig), settings)
 
-    run_role(settings, role, workers=workers, data_dir=data_dir)
+    agentcli.run(settings, role, workers, data_dir, check)
 
 
 @clusters.command("manifest")

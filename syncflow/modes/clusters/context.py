@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -13,11 +11,10 @@ from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.keys import ObjectKey
-from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
+from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.clusters import clients
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.controller import ClusterController
@@ -26,12 +23,10 @@ from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.modes.clusters.splitter import Splitter
 from syncflow.modes.clusters.watcher import ClustersWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import PERIODIC_QUEUE, agent_prefix
-from syncflow.sync.echoes import OwnWrites
+from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.endpoints import ClientCache
-from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.process import WatchProcess
-from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
 
 
@@ -48,96 +43,64 @@ def find_workspace(kcp: ApiClient, settings: Settings) -> str:
     return name
 
 
-@dataclass
-class ClustersContext:
+def endpoints_of(settings: Settings, workspace: JsonApi, budget: clients.Budget) -> ClustersEndpoints:
+    """The workspace and the Clusters (or, with ``--only-cluster``, the one this syncer runs in)."""
+    only = settings.only_cluster
+    if only is None:
+        return ClustersEndpoints(workspace, ClientCache(clients.from_clusters(workspace, budget)))
+    own = JsonApi(load_client(settings.kubeconfig), before_request=budget(only))
+    return ClustersEndpoints(workspace, ClientCache(clients.only(only, own)))
+
+
+def rules_of(settings: Settings, workspace: JsonApi, cluster: str) -> ClustersRules:
+    """The rules builder over ``workspace`` (logical cluster ``cluster``)."""
+    types = [SyncedType.parse(text) for text in settings.cluster_resources]
+    return ClustersRules(
+        workspace, cluster, settings.agent_name, settings.namespace, types, settings.only_cluster
+    )
+
+
+class ClustersContext(ModeContext):
     """Clients of the workspace and of every Cluster, and the mode's parts built on them."""
-
-    settings: Settings
-    redis: Redis
-    budget: RequestBudget | None = None
-
-    def _budget(self, endpoint: str) -> Callable[[], None] | None:
-        budget = self.budget
-        return (lambda: budget.take(endpoint)) if budget is not None else None
-
-    @cached_property
-    def kcp_client(self) -> ApiClient:
-        """The client of the kcp kubeconfig."""
-        return load_client(self.settings.kcp_kubeconfig)
 
     @cached_property
     def workspace(self) -> str:
         """The workspace's logical cluster (checked once per process)."""
-        return find_workspace(self.kcp_client, self.settings)
+        return find_workspace(self.kcp, self.settings)
 
     @cached_property
-    def kcp(self) -> JsonApi:
+    def workspace_api(self) -> JsonApi:
         """The workspace of the Clusters and of the objects to sync."""
-        return JsonApi(for_cluster(self.kcp_client, self.workspace), before_request=self._budget(KCP))
+        return JsonApi(for_cluster(self.kcp, self.workspace), before_request=self.budget_hook(KCP))
 
     @cached_property
-    def types(self) -> list[SyncedType]:
-        """The types to sync (``--cluster-resources``)."""
-        return [SyncedType.parse(text) for text in self.settings.cluster_resources]
-
-    def endpoints(self, kcp: JsonApi, budget: clients.Budget) -> ClustersEndpoints:
-        """The workspace and the Clusters (or, with ``--only-cluster``, the one this syncer runs in)."""
-        only = self.settings.only_cluster
-        if only is None:
-            return ClustersEndpoints(kcp, ClientCache(clients.from_clusters(kcp, budget)))
-        own = JsonApi(load_client(self.settings.kubeconfig), before_request=budget(only))
-        return ClustersEndpoints(kcp, ClientCache(clients.only(only, own)))
-
-    def rules(self, kcp: JsonApi) -> ClustersRules:
-        """The rules builder over ``kcp``."""
-        settings = self.settings
-        return ClustersRules(
-            kcp, self.workspace, settings.agent_name, settings.namespace, self.types, settings.only_cluster
-        )
-
-    @cached_property
-    def worker_endpoints(self) -> ClustersEndpoints:
+    def endpoints(self) -> ClustersEndpoints:
         """The endpoints of this worker process (request budgets shared by every worker)."""
-        return self.endpoints(self.kcp, self._budget)
+        return endpoints_of(self.settings, self.workspace_api, self.budget_hook)
 
     @cached_property
-    def worker(self) -> RuleWorker:
-        """The engine's task bodies."""
-        return RuleWorker(
-            RuleRegistry(self.redis, self.settings.agent_name),
-            self.worker_endpoints,
-            OwnWrites(self.redis, self.settings.agent_name),
-        )
-
-    @cached_property
-    def worker_rules(self) -> ClustersRules:
-        """The rules builder of this worker process."""
-        return self.rules(self.kcp)
+    def rules(self) -> ClustersRules:
+        """The rules builder of this process."""
+        return rules_of(self.settings, self.workspace_api, self.workspace)
 
     @cached_property
     def controller(self) -> ClusterController:
         """The cluster controller."""
         return ClusterController(
-            self.kcp, self.worker_endpoints, self.worker, self.worker_rules, self.settings.cluster_cleanup
+            self.workspace_api, self.endpoints, self.worker, self.rules, self.settings.cluster_cleanup
         )
 
     @cached_property
     def splitter(self) -> Splitter:
         """The Deployment splitter."""
-        return Splitter(self.kcp)
-
-
-_contexts: dict[int, ClustersContext] = {}
+        return Splitter(self.workspace_api)
 
 
 def clusters_context(
     settings: Settings, redis: Redis, budget: RequestBudget | None = None
 ) -> ClustersContext:
     """The context of these settings in this process."""
-    context = _contexts.get(id(settings))
-    if context is None or context.settings is not settings:
-        context = _contexts[id(settings)] = ClustersContext(settings, redis, budget)
-    return context
+    return context_of(ClustersContext, settings, redis, budget)
 
 
 def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
@@ -164,21 +127,14 @@ def watch_process(settings: Settings) -> WatchProcess:
     tasks.bind(settings)
     redis = tasks.runtime.service.redis
     context = ClustersContext(settings, redis)
-    kcp = JsonApi(for_cluster(context.kcp_client, context.workspace))  # fails fast on a bad workspace
-    lease = load_client(settings.kubeconfig) if settings.only_cluster else kcp.api
+    workspace = JsonApi(for_cluster(context.kcp, context.workspace))  # fails fast on a bad workspace
+    lease = load_client(settings.kubeconfig) if settings.only_cluster else workspace.api
 
-    def build(enqueue: Callable[[Iterable[ObjectKey], bool], None]) -> ClustersWatcher:
-        rules = context.rules(kcp)
-        bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
-        manager = SyncManager(
-            rules.desired,
-            RuleRegistry(redis, settings.agent_name),
-            context.endpoints(kcp, lambda endpoint: None),
-            enqueue,
-            bookmarks,
-            OwnWrites(redis, settings.agent_name),
-        )
+    def build(enqueue: Enqueue) -> ClustersWatcher:
+        rules = rules_of(settings, workspace, context.workspace)
+        endpoints = endpoints_of(settings, workspace, lambda endpoint: None)
+        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         central = settings.only_cluster is None
-        return ClustersWatcher(kcp.api, rules, manager, enqueue, bookmarks, central=central)
+        return ClustersWatcher(workspace.api, rules, manager, enqueue, bookmarks, central=central)
 
     return WatchProcess(settings, lease, build)

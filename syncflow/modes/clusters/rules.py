@@ -21,7 +21,7 @@ from syncflow.api.cluster import PATH
 from syncflow.api.conditions import find
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.clusters.identity import CLUSTER_LABEL, KCP, SyncedType, endpoint, finalizer
-from syncflow.sync.discovery import served
+from syncflow.sync.discovery import find_resource
 from syncflow.sync.registry import RuleEntry
 from syncflow.sync.rule import (
     DropAnnotations,
@@ -88,7 +88,7 @@ class ClustersRules:
         cached = self._served.get((t, version))
         if cached is not None and time.monotonic() - cached[0] < SERVED_TTL:
             return cached[1]
-        found = served(self.kcp, t.group, version, t.plural)
+        found = find_resource(self.kcp, t.group, version, plural=t.plural)
         if found is not None:
             self._served[(t, version)] = (time.monotonic(), found)
         return found

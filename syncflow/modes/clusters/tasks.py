@@ -41,11 +41,10 @@ def cluster(key: ObjectKey) -> None:
 
 @keyed_task("crd", queue=CONTROL_QUEUE)
 def crd(key: ObjectKey) -> None:
-    """Negotiate one type across the Ready clusters; create or widen its CRD in kcp."""
+    """Negotiate one type across the Ready clusters; make kcp serve it (or widen it) when needed."""
     context = _context()
-    negotiation.pull(
-        context.kcp, context.worker_endpoints.clusters, SyncedType.parse(key.name), context.types
-    )
+    clusters = context.endpoints.clusters
+    negotiation.pull(context.workspace_api, clusters, SyncedType.parse(key.name), context.rules.types)
 
 
 @keyed_task("split", queue="sync")
@@ -58,7 +57,10 @@ def split(key: ObjectKey) -> None:
 def rebalance(key: ObjectKey) -> None:
     """Split every root Deployment of the workspace again."""
     context = _context()
-    roots = context.kcp.get(context.splitter.path(), labelSelector=f"!{CLUSTER_LABEL}").get("items") or []
+    roots = (
+        context.workspace_api.get(context.splitter.path(), labelSelector=f"!{CLUSTER_LABEL}").get("items")
+        or []
+    )
     keys = [split_key(key.cluster, r["metadata"]["namespace"], r["metadata"]["name"]) for r in roots]
     runtime.service.add_many(keys)
 
@@ -68,7 +70,7 @@ def waiting_task(key: ObjectKey) -> None:
     """Record on an object why it waits for its Cluster."""
     context = _context()
     waiting.report(
-        context.worker_rules,
+        context.rules,
         context.worker.registry,
         context.redis,
         SyncedType.parse(key.rule),
@@ -82,9 +84,12 @@ def tick() -> int:
     """Beat: probe every Cluster; now and then negotiate every type again."""
     context = _context()
     workspace = context.workspace
-    keys = [cluster_key(workspace, c["metadata"]["name"]) for c in context.kcp.get(PATH).get("items") or []]
+    keys = [
+        cluster_key(workspace, c["metadata"]["name"])
+        for c in context.workspace_api.get(PATH).get("items") or []
+    ]
     period = runtime.settings.probe_period * CRD_EVERY
     guard = f"{agent_prefix(runtime.settings.agent_name)}crd-tick"
     if context.redis.set(guard, int(time.time()), nx=True, px=int(period * 1000)):
-        keys += [crd_key(workspace, t) for t in context.types]
+        keys += [crd_key(workspace, t) for t in context.rules.types]
     return runtime.service.add_many(keys)

@@ -21,7 +21,7 @@ EVENT_EVERY = 600
 
 def why_waiting(kcp: JsonApi, registry: RuleRegistry, t: SyncedType, cluster: str) -> tuple[str, str] | None:
     """(reason, message) when objects of ``t`` labelled for ``cluster`` cannot sync now, else None."""
-    entry = registry.lookup(t.rule_name(cluster), fresh=True)
+    entry = registry.lookup(t.rule_name(cluster))
     if entry.state == "ready":
         return None
     obj = get_or_none(kcp, f"{PATH}/{cluster}")
