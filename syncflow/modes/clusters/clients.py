@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kubernetes.client import ApiClient
+
 from syncflow.api.cluster import PATH
 from syncflow.kube.clients import KubeconfigError
 from syncflow.kube.jsonapi import JsonApi
@@ -19,11 +21,12 @@ from syncflow.modes.clusters.identity import KCP, cluster_of, endpoint
 from syncflow.sync.endpoints import ClientBuilder, ClientCache, EndpointError, Loader
 from syncflow.sync.reconciler import get_or_none
 
-Budget = Callable[[str], Callable[[], None] | None]
-"""The request budget of an endpoint, taken before each request (None: unlimited)."""
+ClientOf = Callable[[ApiClient, str], JsonApi]
+"""Makes the client of an endpoint from its ApiClient (a worker's takes from the shared request budget
+and reports the endpoint's connection status)."""
 
 
-def from_clusters(kcp: JsonApi, budget: Budget) -> Loader:
+def from_clusters(kcp: JsonApi, client_of: ClientOf) -> Loader:
     """Loads ``cluster:<name>`` from the Cluster object: its kubeconfig's fingerprint and client."""
 
     def load(name: str) -> tuple[str, ClientBuilder]:
@@ -42,7 +45,7 @@ def from_clusters(kcp: JsonApi, budget: Budget) -> Loader:
                 raise EndpointError(
                     f'Cluster "{cluster}": spec.kubeconfig: {exc}', "InvalidKubeconfig"
                 ) from None
-            return JsonApi(api, before_request=budget(name))
+            return client_of(api, name)
 
         return fingerprint(obj["metadata"].get("uid", "") + text), build
 

@@ -18,7 +18,7 @@ from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.clusters import clients
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.controller import ClusterController
-from syncflow.modes.clusters.identity import KCP, SyncedType
+from syncflow.modes.clusters.identity import KCP, SyncedType, endpoint
 from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.modes.clusters.splitter import Splitter
 from syncflow.modes.clusters.watcher import ClustersWatcher
@@ -43,12 +43,12 @@ def find_workspace(kcp: ApiClient, settings: Settings) -> str:
     return name
 
 
-def endpoints_of(settings: Settings, workspace: JsonApi, budget: clients.Budget) -> ClustersEndpoints:
+def endpoints_of(settings: Settings, workspace: JsonApi, client_of: clients.ClientOf) -> ClustersEndpoints:
     """The workspace and the Clusters (or, with ``--only-cluster``, the one this syncer runs in)."""
     only = settings.only_cluster
     if only is None:
-        return ClustersEndpoints(workspace, ClientCache(clients.from_clusters(workspace, budget)))
-    own = JsonApi(load_client(settings.kubeconfig), before_request=budget(only))
+        return ClustersEndpoints(workspace, ClientCache(clients.from_clusters(workspace, client_of)))
+    own = client_of(load_client(settings.kubeconfig), endpoint(only))
     return ClustersEndpoints(workspace, ClientCache(clients.only(only, own)))
 
 
@@ -71,12 +71,12 @@ class ClustersContext(ModeContext):
     @cached_property
     def workspace_api(self) -> JsonApi:
         """The workspace of the Clusters and of the objects to sync."""
-        return JsonApi(for_cluster(self.kcp, self.workspace), before_request=self.budget_hook(KCP))
+        return self.client(for_cluster(self.kcp, self.workspace), KCP)
 
     @cached_property
     def endpoints(self) -> ClustersEndpoints:
         """The endpoints of this worker process (request budgets shared by every worker)."""
-        return endpoints_of(self.settings, self.workspace_api, self.budget_hook)
+        return endpoints_of(self.settings, self.workspace_api, self.client)
 
     @cached_property
     def rules(self) -> ClustersRules:
@@ -132,7 +132,7 @@ def watch_process(settings: Settings) -> WatchProcess:
 
     def build(enqueue: Enqueue) -> ClustersWatcher:
         rules = rules_of(settings, workspace, context.workspace)
-        endpoints = endpoints_of(settings, workspace, lambda endpoint: None)
+        endpoints = endpoints_of(settings, workspace, lambda api, endpoint: JsonApi(api))
         manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         central = settings.only_cluster is None
         return ClustersWatcher(workspace.api, rules, manager, enqueue, bookmarks, central=central)

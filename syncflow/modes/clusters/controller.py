@@ -50,7 +50,7 @@ def probe(endpoints: ClustersEndpoints, cluster: str) -> Probe:
     except EndpointError as exc:
         reason: ReadyReason = "InvalidKubeconfig" if exc.reason == "InvalidKubeconfig" else "Unreachable"
         return Probe(False, reason, str(exc)[:MESSAGE_LIMIT])
-    quick = JsonApi(api.api, timeout=PROBE_TIMEOUT)
+    quick = JsonApi(api.api, timeout=PROBE_TIMEOUT, endpoint=api.endpoint)  # its outcome: connection status
     try:
         quick.get("/version")
         quick.get("/api/v1/namespaces", limit="1")
