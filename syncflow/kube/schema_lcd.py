@@ -33,6 +33,13 @@ def _accepts_anything(schema: Obj) -> bool:
     )
 
 
+def _boolean(schema: Any) -> Obj | None:
+    """``true`` accepts anything (``{}``), ``false`` nothing (None); other values are schemas."""
+    if schema is True:
+        return {}
+    return schema if isinstance(schema, dict) else None
+
+
 def _type(schema: Obj) -> str | None:
     return "int-or-string" if schema.get("x-kubernetes-int-or-string") else schema.get("type")
 
@@ -119,10 +126,17 @@ def _constraints(a: Obj, b: Obj, path: str, lost: list[str]) -> Obj | None:
     return out
 
 
-def common(a: Obj, b: Obj, path: str = "", lost: list[str] | None = None) -> Obj | None:
+def common(a: Obj | bool, b: Obj | bool, path: str = "", lost: list[str] | None = None) -> Obj | None:
     """A schema of the values ``a`` and ``b`` both accept (None: none of this field's values fit both);
     ``lost`` collects the paths where it accepts less than ``a``."""
     lost = [] if lost is None else lost
+    if not isinstance(a, dict) or not isinstance(b, dict):  # JSON Schema's boolean forms
+        a_, b_ = _boolean(a), _boolean(b)
+        if a_ is None or b_ is None:
+            if a_ is not None:
+                lost.append(path or "(root)")
+            return None
+        return common(a_, b_, path, lost)
     if _accepts_anything(b):
         return dict(a)
     if _accepts_anything(a):

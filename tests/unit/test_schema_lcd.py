@@ -87,3 +87,13 @@ def test_arrays_maps_required_and_descriptions() -> None:
         "required": ["items", "labels"],
     }
     assert lost == ["items (maxItems)", "items[].size"]
+
+
+def test_boolean_schemas() -> None:
+    maps = {"type": "object", "additionalProperties": True}
+    assert common(maps, {"type": "object", "additionalProperties": STRING}) == {
+        "type": "object",
+        "additionalProperties": STRING,
+    }
+    assert narrowed(maps, {"type": "object", "additionalProperties": False}) == ["[*]"]
+    assert narrowed({"type": "object", "additionalProperties": STRING}, maps) == []
