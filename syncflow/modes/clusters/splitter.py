@@ -24,7 +24,7 @@ from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi, resource_path
 from syncflow.logs import log_event
 from syncflow.modes.clusters.identity import CLUSTER_LABEL, DEPLOYMENTS, SPLIT_ANNOTATION, shard_name
-from syncflow.sync.reconciler import get_or_none
+from syncflow.sync.reconciler import get_or_none, object_not_found
 
 logger = logging.getLogger("syncflow.clusters")
 
@@ -119,6 +119,15 @@ class Splitter:
             if is_ready and accepted:
                 ready.append(name)
         return sorted(ready), known
+
+    def roots(self) -> list[Obj]:
+        """Every root Deployment of the workspace (none while kcp does not serve Deployments yet)."""
+        try:
+            return self.kcp.get(self.path(), labelSelector=f"!{CLUSTER_LABEL}").get("items") or []
+        except ApiException as exc:
+            if exc.status == 404 and not object_not_found(exc):
+                return []
+            raise
 
     def shards(self, namespace: str, root: str) -> list[Obj]:
         """The Deployments in ``namespace`` that ``root`` controls."""

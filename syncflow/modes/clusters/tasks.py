@@ -20,7 +20,7 @@ from syncflow.api.cluster import PATH
 from syncflow.keys import ObjectKey
 from syncflow.modes.clusters import negotiation, waiting
 from syncflow.modes.clusters.context import ClustersContext, clusters_context
-from syncflow.modes.clusters.identity import CLUSTER_LABEL, SyncedType
+from syncflow.modes.clusters.identity import SyncedType
 from syncflow.modes.clusters.splitter import split_key
 from syncflow.modes.clusters.watcher import cluster_key, crd_key
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, agent_prefix
@@ -57,10 +57,7 @@ def split(key: ObjectKey) -> None:
 def rebalance(key: ObjectKey) -> None:
     """Split every root Deployment of the workspace again."""
     context = _context()
-    roots = (
-        context.workspace_api.get(context.splitter.path(), labelSelector=f"!{CLUSTER_LABEL}").get("items")
-        or []
-    )
+    roots = context.splitter.roots()
     keys = [split_key(key.cluster, r["metadata"]["namespace"], r["metadata"]["name"]) for r in roots]
     runtime.service.add_many(keys)
 
