@@ -5,7 +5,8 @@ one namespace (so a rejected credential shows): ``Ready`` becomes True (``Connec
 ``InvalidKubeconfig``, ``Unreachable`` or ``Unauthorized``. Every request has short connect and read
 timeouts, so a probe ends well within a probe period. A deleted Cluster stops being synced: its rules
 are marked gone, their finalizers released on every kcp object, and — with ``--cluster-cleanup
-delete`` and the cluster reachable — the copies in it deleted; then its own finalizer goes.
+delete`` and the cluster reachable — the copies in it deleted; then its own finalizer goes. A type no
+longer synced (``--resources`` changed) is released the same way on every Cluster.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from syncflow.api.conditions import find, now, set_condition
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.modes.clusters.clients import ClustersEndpoints
-from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, endpoint
+from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, SyncedType, endpoint
 from syncflow.modes.clusters.rules import ClustersRules, build_rule
 from syncflow.queue.errors import describe
 from syncflow.sync.endpoints import EndpointError
@@ -81,6 +82,7 @@ class ClusterController:
             self._finalize(obj)
             return None
         obj = self._set_finalizers(obj, sorted({*self._finalizers(obj), CLEANUP_FINALIZER}))
+        obj = self._forget_unsynced(obj)
         found = probe(self.endpoints, name)
         conditions = (obj.get("status") or {}).get("conditions")
         was = (find(conditions, "Ready") or {}).get("status")
@@ -92,6 +94,35 @@ class ClusterController:
         if was != ("True" if found.ok else "False"):
             log_event(logger, "clusters.ready", cluster=name, ready=found.ok, reason=found.reason)
         return found
+
+    def _release(self, name: str, entries: list[Obj], remove: bool) -> None:
+        """Release the rules of ``entries``' types on Cluster ``name``: every kcp object's finalizer
+        (and with ``remove`` every copy first)."""
+        for entry in entries:
+            t = SyncedType(entry["resource"], entry.get("group", ""))
+            version = str((entry.get("versions") or [""])[0])
+            resource = self.rules.resource(t, version) if version else None
+            if resource is None:
+                continue  # never synced, or no longer served: no kcp object holds its finalizer
+            rules = self.rules
+            rule = build_rule(name, resource, rules.workspace, rules.agent, rules.state_namespace)
+            released = self.worker.release(rule, remove_copies=remove)
+            log_event(logger, "clusters.released", cluster=name, resource=t.group_resource, objects=released)
+
+    def _forget_unsynced(self, obj: Obj) -> Obj:
+        """Types no longer synced (``--resources`` changed): release their rules, then drop their
+        ``status.syncedResources`` entries."""
+        entries = (obj.get("status") or {}).get("syncedResources") or []
+        kept = [e for e in entries if SyncedType(e["resource"], e.get("group", "")) in self.rules.types]
+        if len(kept) == len(entries):
+            return obj
+        self._release(obj["metadata"]["name"], [e for e in entries if e not in kept], remove=False)
+        patch = {
+            "metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]},
+            "status": {"syncedResources": kept},
+        }
+        updated: Obj = self.kcp.merge_patch(f"{PATH}/{obj['metadata']['name']}/status", patch)
+        return updated
 
     @staticmethod
     def _finalizers(obj: Obj) -> list[str]:
@@ -114,16 +145,6 @@ class ClusterController:
             log_event(
                 logger, "clusters.cleanup_skipped", level=logging.WARNING, cluster=name, reason="unreachable"
             )
-        entries = (obj.get("status") or {}).get("syncedResources")
-        for t in self.rules.types:
-            version = str(((t.entry(entries) or {}).get("versions") or [""])[0])
-            resource = self.rules.resource(t, version) if version else None
-            if resource is None:
-                continue  # never synced: kcp objects hold no finalizer of this cluster for it
-            rule = build_rule(
-                name, resource, self.rules.workspace, self.rules.agent, self.rules.state_namespace
-            )
-            released = self.worker.release(rule, remove_copies=remove)
-            log_event(logger, "clusters.released", cluster=name, resource=t.group_resource, objects=released)
+        self._release(name, (obj.get("status") or {}).get("syncedResources") or [], remove)
         self._set_finalizers(obj, sorted(set(self._finalizers(obj)) - {CLEANUP_FINALIZER}))
         self.endpoints.clusters.forget(endpoint(name))

@@ -280,9 +280,9 @@ def negotiate(
     return {name: judge(wanted, offers[name], t) for name in offers}
 
 
-def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict, types: list[SyncedType]) -> bool:
-    """Write one type's verdict into a Cluster's ``status.syncedResources`` (entries of types no longer
-    synced are dropped); False when it was there already."""
+def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict) -> bool:
+    """Write one type's verdict into a Cluster's ``status.syncedResources`` (the cluster controller drops
+    the entries of types no longer synced); False when it was there already."""
     path = f"{PATH}/{cluster}"
     for _ in range(3):
         obj = get_or_none(kcp, path)
@@ -296,8 +296,9 @@ def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict, types: l
             "state": verdict.state,
             "message": verdict.message,
         }
-        entries = [entry if other == t else other.entry(old) for other in types]
-        new = [e for e in entries if e is not None]
+        mine = (entry["group"], entry["resource"])
+        new = [entry if (e.get("group", ""), e["resource"]) == mine else e for e in old]
+        new += [] if t.entry(old) else [entry]
         if new == old:
             return False
         patch = {
@@ -322,7 +323,7 @@ def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict, types: l
     raise TransientError(f'Cluster "{cluster}" kept changing while its syncedResources were written')
 
 
-def pull(kcp: JsonApi, clusters_cache: ClientCache, t: SyncedType, types: list[SyncedType]) -> None:
+def pull(kcp: JsonApi, clusters_cache: ClientCache, t: SyncedType) -> None:
     """Negotiate ``t`` over the Ready clusters and record each one's verdict (one that fails to
     answer now is left as it was: its next probe says whether it is still Ready)."""
     offers: dict[str, Obj | None] = {}
@@ -345,4 +346,4 @@ def pull(kcp: JsonApi, clusters_cache: ClientCache, t: SyncedType, types: list[S
                 error=f"{type(exc).__name__}: {describe(exc)}"[:512],
             )
     for name, verdict in negotiate(kcp, t, offers, everyone=len(offers) == len(clusters)).items():
-        record(kcp, name, t, verdict, types)
+        record(kcp, name, t, verdict)

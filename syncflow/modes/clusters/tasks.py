@@ -42,9 +42,9 @@ def cluster(key: ObjectKey) -> None:
 @keyed_task("crd", queue=CONTROL_QUEUE)
 def crd(key: ObjectKey) -> None:
     """Negotiate one type across the Ready clusters; make kcp serve it (or widen it) when needed."""
-    context = _context()
-    clusters = context.endpoints.clusters
-    negotiation.pull(context.workspace_api, clusters, SyncedType.parse(key.name), context.rules.types)
+    context, synced = _context(), SyncedType.parse(key.name)
+    if synced in context.rules.types:  # a key left from before --resources changed: nothing to do
+        negotiation.pull(context.workspace_api, context.endpoints.clusters, synced)
 
 
 @keyed_task("split", queue="sync")
