@@ -19,6 +19,12 @@ def find(conditions: Iterable[Obj] | None, type: str) -> Obj | None:
     return next((c for c in conditions or () if c.get("type") == type), None)
 
 
+def is_true(conditions: Iterable[Obj] | None, type: str) -> bool:
+    """Whether the condition of ``type`` is present and True."""
+    found = find(conditions, type)
+    return found is not None and found.get("status") == "True"
+
+
 def set_condition(
     conditions: Iterable[Obj] | None,
     type: str,
