@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.api import cluster as cluster_api
@@ -23,6 +22,7 @@ from syncflow.demo.stack import free_port
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.kcp import served
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.waiting import wait_for
 
@@ -65,16 +65,6 @@ def widget_crd(*fields: str) -> dict[str, Any]:
             ],
         },
     }
-
-
-def exists(api: JsonApi, path: str) -> bool:
-    try:
-        api.get(path)
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
 
 
 def forget_agent(url: str, agent: str) -> None:
@@ -145,7 +135,7 @@ class ClustersEnv:
             "kubeconfig": kubeconfig if kubeconfig is not None else self.physical[name].kubeconfig,
             **spec,
         }
-        if exists(self.kcp, f"{CLUSTERS}/{name}"):
+        if served(self.kcp, f"{CLUSTERS}/{name}"):
             self.kcp.merge_patch(f"{CLUSTERS}/{name}", {"spec": body})
             return
         self.kcp.create(
@@ -202,9 +192,9 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
         org = JsonApi(for_cluster(root.api, "root:org"))
         org.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "clusters"}})
         kcp = JsonApi(for_cluster(root.api, WORKSPACE))
-        if not exists(kcp, CLUSTERS):
+        if not served(kcp, CLUSTERS):
             kcp.create(CRDS, crd(cluster_api.API_TYPE))
-            wait_for(lambda: exists(kcp, CLUSTERS), timeout=30, what="the Cluster CRD to be served")
+            wait_for(lambda: served(kcp, CLUSTERS), timeout=30, what="the Cluster CRD to be served")
         settings = {
             "PYTHONPATH": str(REPO),
             "SYNCFLOW_AGENT_NAME": agent_name,
