@@ -10,6 +10,7 @@ from kubernetes.client.exceptions import ApiException
 from redis import Redis
 from redis.exceptions import RedisError
 
+from syncflow import modes
 from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, kcp_client
 from syncflow.kube.jsonapi import JsonApi
@@ -55,12 +56,15 @@ def _probe(api: JsonApi, what: str, flag: str) -> None:
 
 
 def check_endpoints(settings: Settings) -> None:
-    """Both kubeconfigs load and their API servers answer (one line for the first that does not)."""
+    """Both kubeconfigs load and their API servers answer (one line for the first that does not); only
+    kcp's for a mode that runs next to no one cluster."""
     try:
-        cluster, kcp = cluster_client(settings), kcp_client(settings)
+        cluster = cluster_client(settings) if modes.next_to_cluster(settings) else None
+        kcp = kcp_client(settings)
     except ValueError as exc:  # KubeconfigError and ConfigError name the flag
         raise PreflightError(str(exc)) from None
-    _probe(JsonApi(cluster, timeout=PROBE_TIMEOUT), "the cluster", "--kubeconfig")
+    if cluster is not None:
+        _probe(JsonApi(cluster, timeout=PROBE_TIMEOUT), "the cluster", "--kubeconfig")
     _probe(JsonApi(kcp, timeout=PROBE_TIMEOUT), "kcp", "--kcp-kubeconfig")
 
 
@@ -96,5 +100,5 @@ def check(settings: Settings, role: Role) -> None:
         check_endpoints(settings)
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
-    if role == "worker" and settings.enable_leader_election:
+    if role == "worker" and settings.enable_leader_election and modes.next_to_cluster(settings):
         warn_without_watcher(settings)

@@ -35,6 +35,13 @@ def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     return dict(entries(settings)) if entries is not None else {}
 
 
+def next_to_cluster(settings: Settings) -> bool:
+    """Whether the mode's processes run next to one cluster (``--kubeconfig``, where the watcher's Lease
+    lives): most do; clusters mode's central one serves many, each from its Cluster object."""
+    hook = getattr(_context(settings), "next_to_cluster", None)
+    return bool(hook(settings)) if hook is not None else True
+
+
 def watch_process(settings: Settings) -> WatchProcess:
     """``syncflow watch`` for the configured mode (its task modules imported: they register the verbs
     the watcher enqueues)."""

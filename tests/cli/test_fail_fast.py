@@ -183,3 +183,16 @@ def test_a_worker_whose_agent_no_watcher_uses_warns(cluster: DevclusterProcess, 
     finally:
         os.killpg(process.pid, 9)
         process.wait(timeout=10)
+
+
+def test_a_central_clusters_mode_process_checks_kcp_only(cluster: DevclusterProcess, tmp_path: Path) -> None:
+    """It runs next to no one cluster (each Cluster's kubeconfig is in kcp): no --kubeconfig needed."""
+    port = closed_port()
+    dead = kubeconfig_at(tmp_path, cluster.kubeconfig, f"http://127.0.0.1:{port}")
+    env = {"SYNCFLOW_MODE": "clusters", "HOME": str(tmp_path), "KUBERNETES_SERVICE_HOST": ""}
+    code, output = run("worker", "--redis-url", REDIS_URL, "--kcp-kubeconfig", str(dead), env=env)
+    assert code == 1
+    assert (
+        one_line(output)
+        == f"Error: cannot reach kcp at http://127.0.0.1:{port} (--kcp-kubeconfig): Connection refused"
+    )

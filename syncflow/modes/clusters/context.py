@@ -108,6 +108,12 @@ def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) 
     return clusters_context(settings, redis, budget).worker
 
 
+def next_to_cluster(settings: Settings) -> bool:
+    """Only a syncer of one cluster (``--only-cluster``) runs next to a cluster; the central syncflow
+    reaches every Cluster through its kubeconfig in kcp."""
+    return settings.only_cluster is not None
+
+
 def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     """Beat: probe every Cluster each probe period (the central syncflow only)."""
     if settings.only_cluster is not None:
