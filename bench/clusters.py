@@ -42,6 +42,7 @@ from syncflow.demo import launch
 from syncflow.demo.stack import Stack
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.queue.layout import forget_agent
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 WORKSPACE = "root:org:bench"
@@ -245,10 +246,7 @@ class Bench:
     def close(self) -> None:
         self.stack.stop()
         redis = Redis.from_url(REDIS_URL)
-        for pattern in (f"sf:{self.agent}:*", f"sf:{{{self.agent}:*"):
-            keys = list(redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                redis.delete(*keys)
+        forget_agent(redis, self.agent)
         redis.close()
 
 

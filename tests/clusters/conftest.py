@@ -21,6 +21,7 @@ from syncflow.api.crdgen import crd
 from syncflow.demo.stack import free_port
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.queue.layout import forget_agent
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 from tests.support.kcp import served
 from tests.support.processes import REPO, SyncflowProcesses
@@ -65,18 +66,6 @@ def widget_crd(*fields: str) -> dict[str, Any]:
             ],
         },
     }
-
-
-def forget_agent(url: str, agent: str) -> None:
-    """Remove every Redis key of ``agent`` (Redis is shared: never flush it)."""
-    redis = Redis.from_url(url)
-    try:
-        for pattern in (f"sf:{agent}:*", f"sf:{{{agent}:*"):
-            keys = list(redis.scan_iter(match=pattern, count=1000))
-            if keys:
-                redis.delete(*keys)
-    finally:
-        redis.close()
 
 
 @dataclass
@@ -218,7 +207,7 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
             env.agent.stop_all()
             for physical in env.physical.values():
                 physical.stop()
-        forget_agent(REDIS_URL, agent_name)
+        forget_agent(redis, agent_name)
         redis.close()
         kcp_dc.stop()
 

@@ -4,13 +4,16 @@ Deployments over the Ready clusters and rebalances as clusters come and go, all 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 from typing import Any
 
 import kubernetes_validate
 import yaml
+from redis import Redis
 
+from syncflow.queue.layout import forget_agent
 from tests.clusters.conftest import (
     CLUSTERS,
     LABEL,
@@ -20,7 +23,6 @@ from tests.clusters.conftest import (
     WIDGETS,
     ClustersEnv,
     deployment,
-    forget_agent,
     play_deployment_controller,
 )
 from tests.support.kcp import served
@@ -360,8 +362,12 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
     assert manifest.stat().st_mode & 0o077 == 0  # it holds the kcp kubeconfig
     for obj in objects:
         kubernetes_validate.validate(obj, "1.32.0", strict=True)
-    syncer = next(o for o in objects if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][
-        0
+    (syncer,) = [
+        c
+        for o in objects
+        if o["kind"] == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+        if c["name"] == "syncflow"
     ]
     assert {"name": "SYNCFLOW_ONLY_CLUSTER", "value": "north"} in syncer["env"]
     # the syncer that manifest runs in the cluster, here run by hand: its own Redis, the cluster's kubeconfig
@@ -387,7 +393,8 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
         _copy(env, "north", "/api/v1/namespaces/apps/configmaps/pulled", timeout=60)
     finally:
         env.agent.kill("pull-syncer", signal.SIGTERM)  # the supervisor stops its roles
-        forget_agent(own_redis, env.agent_name)
+        with contextlib.closing(Redis.from_url(own_redis)) as pull_redis:
+            forget_agent(pull_redis, env.agent_name)
     central = "".join((env.work / f"{n}.log").read_text() for n in ("worker-1", "worker-2", "worker-3"))
     assert not re.search(r"key=sync/north~configmaps/\S+/apps/pulled ", central)
     pulled = (env.work / "pull" / "worker.log").read_text()

@@ -98,14 +98,14 @@ def manifest(
     from kubernetes.client.exceptions import ApiException
 
     from syncflow.api.cluster import PATH
-    from syncflow.api.crdgen import to_yaml
+    from syncflow.bootstrap.manifest import write
     from syncflow.kube.clients import KubeconfigError, for_cluster, load_client
     from syncflow.kube.jsonapi import JsonApi
     from syncflow.modes.clusters.identity import SyncedType
     from syncflow.modes.clusters.manifest import syncer_manifest
 
     try:
-        kcp = JsonApi(for_cluster(load_client(kcp_kubeconfig), workspace_cluster))
+        kcp = JsonApi(for_cluster(load_client(kcp_kubeconfig, flag="--kcp-kubeconfig"), workspace_cluster))
         found = kcp.get(f"{PATH}/{cluster}")
     except KubeconfigError as exc:
         raise click.ClickException(str(exc)) from None
@@ -129,12 +129,6 @@ def manifest(
         namespace=namespace,
         **({"image": image} if image else {}),
     )
-    text = to_yaml(objects)
-    if output == "-":
-        click.echo(text, nl=False)
-        return
-    path = Path(output)
-    path.touch(mode=0o600)
-    path.chmod(0o600)
-    path.write_text(text)
-    click.echo(f"wrote {path}: apply it in cluster {cluster} (kubectl apply -f {path})", err=True)
+    write(objects, output)
+    if output != "-":
+        click.echo(f"wrote {output}: apply it in cluster {cluster} (kubectl apply -f {output})", err=True)
