@@ -33,7 +33,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.api import cluster as cluster_api
@@ -50,16 +49,6 @@ LABEL = "workloads.kcp.dev/cluster"
 CLUSTERS = ("east", "north", "west")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 T = TypeVar("T")
-
-
-def exists(api: JsonApi, path: str) -> bool:
-    try:
-        api.get(path)
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
 
 
 def wait(check: Callable[[], T | bool | None], timeout: float, what: str) -> T:
@@ -88,9 +77,9 @@ class Bench:
         org = JsonApi(for_cluster(root.api, "root:org"))
         org.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "bench"}})
         self.kcp = JsonApi(for_cluster(root.api, WORKSPACE))
-        if not exists(self.kcp, cluster_api.PATH):
+        if not self.kcp.exists(cluster_api.PATH):
             self.kcp.create(CRDS, crd(cluster_api.API_TYPE))
-            wait(lambda: exists(self.kcp, cluster_api.PATH), 30, "the Cluster CRD")
+            wait(lambda: self.kcp.exists(cluster_api.PATH), 30, "the Cluster CRD")
         self.env = launch.child_env(
             {
                 "SYNCFLOW_MODE": "clusters",
@@ -135,14 +124,14 @@ class Bench:
         started = time.perf_counter()
         self.register(name)
         path = f"/api/v1/namespaces/first/configmaps/for-{name}"
-        wait(lambda: exists(self.clusters[name], path), 120, f"the first object in {name}")
+        wait(lambda: self.clusters[name].exists(path), 120, f"the first object in {name}")
         return time.perf_counter() - started
 
     def shares(self) -> dict[str, int]:
         out = {}
         for name in CLUSTERS:
             path = f"/apis/apps/v1/namespaces/split/deployments/web--{name}"
-            if exists(self.kcp, path):
+            if self.kcp.exists(path):
                 out[name] = int(self.kcp.get(path)["spec"]["replicas"])
         return out
 
@@ -150,7 +139,7 @@ class Bench:
         out = {}
         for name in names:
             path = f"/apis/apps/v1/namespaces/split/deployments/web--{name}"
-            if exists(self.clusters[name], path):
+            if self.clusters[name].exists(path):
                 out[name] = int(self.clusters[name].get(path)["spec"]["replicas"])
         return out
 

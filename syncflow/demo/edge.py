@@ -126,7 +126,7 @@ def _deploy(env: _Edge) -> None:
     objects = kyverno.application()
     for obj in objects:
         mailbox.create(path_of(obj, collection=True), obj)
-    run.wait(lambda: kcp.served(mailbox, "/apis/kyverno.io/v1"), "the Policy CRD served in the mailbox", LOGS)
+    run.wait(lambda: mailbox.exists("/apis/kyverno.io/v1"), "the Policy CRD served in the mailbox", LOGS)
     mailbox.create(path_of(kyverno.policy(), collection=True), kyverno.policy())
     mailbox.create(CONFIGS, kyverno.edge_sync_config(CONFIG))
     run.progress.done(
@@ -187,7 +187,7 @@ def _upsync(env: _Edge) -> None:
     """A report written in the p-cluster comes up by polling and is read through the export."""
     run = env.run
     reports = f"/apis/{kyverno.REPORT_GROUP}/{kyverno.REPORT_VERSION}"
-    run.wait(lambda: kcp.served(env.pcluster, reports), "PolicyReports served in the p-cluster", LOGS)
+    run.wait(lambda: env.pcluster.exists(reports), "PolicyReports served in the p-cluster", LOGS)
     report = kyverno.report()
     env.pcluster.create(path_of(report, collection=True), report)
     upsynced = run.wait(

@@ -43,11 +43,6 @@ def start_clusters(run: DemoRun, cluster: str, label: str) -> tuple[Devcluster, 
     return kcp_dc, cluster_dc, JsonApi(load_client(str(kcp_dc.kubeconfig)))
 
 
-def served(api: JsonApi, path: str) -> bool:
-    """Whether GET ``path`` (a discovery document, an object) answers."""
-    return fetch(api, path) is not None
-
-
 def create_workspaces(root: JsonApi, path: str) -> JsonApi:
     """Create workspace ``path`` (``root:a:b``) and its parents as needed; return a client of it."""
     parent = "root"
@@ -76,4 +71,4 @@ def bind(run: DemoRun, workspace: JsonApi, path: str, export: str, served_path: 
         f"{APIS}/apibindings",
         {"metadata": {"name": export}, "spec": {"reference": {"export": {"path": path, "name": export}}}},
     )
-    run.wait(lambda: served(workspace, served_path), f"{served_path} served after binding {export}", [])
+    run.wait(lambda: workspace.exists(served_path), f"{served_path} served after binding {export}", [])

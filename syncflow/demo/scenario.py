@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes.client.exceptions import ApiException
-
 from syncflow.demo import manifests
 from syncflow.demo.manifests import Obj
 from syncflow.demo.stack import Stack
@@ -124,7 +122,9 @@ class Scenario:
             f"the local copy of {name} to be deleted",
             SYNC_LOGS,
         )
-        self.stack.wait(lambda: _gone(team, _kcp_path(name)), self.timeout, f"{name} to leave kcp", SYNC_LOGS)
+        self.stack.wait(
+            lambda: not team.exists(_kcp_path(name)), self.timeout, f"{name} to leave kcp", SYNC_LOGS
+        )
 
     def _export(self) -> Obj:
         return self.workspace(ORG).get(f"{APIS}/apiexports/{manifests.EXPORT}")
@@ -143,13 +143,3 @@ def _kcp_path(name: str = "") -> str:
 
 def _local_path(namespace: str = "", name: str = "") -> str:
     return resource_path(manifests.GROUP, manifests.VERSION, manifests.PLURAL, namespace, name)
-
-
-def _gone(api: JsonApi, path: str) -> bool:
-    try:
-        api.get(path)
-    except ApiException as exc:
-        if exc.status == 404:
-            return True
-        raise
-    return False

@@ -110,6 +110,16 @@ class JsonApi:
         """GET an object or a list."""
         return self.request("GET", path, query=query)
 
+    def exists(self, path: str) -> bool:
+        """Whether GET ``path`` (an object, a list or a discovery document) answers; False on a 404."""
+        try:
+            self.get(path)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
     def create(self, path: str, body: Obj) -> Obj:
         """POST an object to a collection path."""
         return self.request("POST", path, body=body)

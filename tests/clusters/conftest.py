@@ -23,7 +23,6 @@ from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from tests.support.devcluster import DevclusterProcess, start_devcluster
-from tests.support.kcp import served
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.waiting import wait_for
 
@@ -124,7 +123,7 @@ class ClustersEnv:
             "kubeconfig": kubeconfig if kubeconfig is not None else self.physical[name].kubeconfig,
             **spec,
         }
-        if served(self.kcp, f"{CLUSTERS}/{name}"):
+        if self.kcp.exists(f"{CLUSTERS}/{name}"):
             self.kcp.merge_patch(f"{CLUSTERS}/{name}", {"spec": body})
             return
         self.kcp.create(
@@ -181,9 +180,9 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
         org = JsonApi(for_cluster(root.api, "root:org"))
         org.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "clusters"}})
         kcp = JsonApi(for_cluster(root.api, WORKSPACE))
-        if not served(kcp, CLUSTERS):
+        if not kcp.exists(CLUSTERS):
             kcp.create(CRDS, crd(cluster_api.API_TYPE))
-            wait_for(lambda: served(kcp, CLUSTERS), timeout=30, what="the Cluster CRD to be served")
+            wait_for(lambda: kcp.exists(CLUSTERS), timeout=30, what="the Cluster CRD to be served")
         settings = {
             "PYTHONPATH": str(REPO),
             "SYNCFLOW_AGENT_NAME": agent_name,

@@ -25,7 +25,6 @@ from tests.clusters.conftest import (
     deployment,
     play_deployment_controller,
 )
-from tests.support.kcp import served
 from tests.support.waiting import wait_for
 
 SECRET = "t0ken-that-must-never-show"
@@ -60,25 +59,25 @@ def test_types_are_pulled_into_kcp_with_the_schema_every_ready_cluster_takes(
                     f"{r} Accepted on {n}: {env.synced(n, r)}\n{env.agent.logs()}"
                 ),
             )
-    assert served(env.kcp, "/apis/apps/v1/deployments")  # served by kcp, or pulled into it as a CRD
+    assert env.kcp.exists("/apis/apps/v1/deployments")  # served by kcp, or pulled into it as a CRD
     export = env.kcp.get(f"{APIS}/apiexports/syncflow-clusters")
     assert export["metadata"]["labels"]["workload.kcp.dev/negotiated"] == "true"
     (name,) = [n for n in export["spec"]["latestResourceSchemas"] if n.endswith(f".{WIDGETS}")]
     schema = env.kcp.get(f"{APIS}/apiresourceschemas/{name}")["spec"]["versions"][0]["schema"]
     assert set(schema["properties"]["spec"]["properties"]) == {"size"}  # color: east only
-    assert served(env.kcp, "/apis/demo.syncflow.dev/v1/widgets")  # served in the workspace (bound)
+    assert env.kcp.exists("/apis/demo.syncflow.dev/v1/widgets")  # served in the workspace (bound)
     assert env.synced("east", WIDGETS)["versions"] == ["v1"]
     assert env.synced("broken", WIDGETS) == {}  # a cluster that is not Ready is not judged
 
 
 def _namespace(env: ClustersEnv, name: str) -> None:
-    if not served(env.kcp, f"/api/v1/namespaces/{name}"):
+    if not env.kcp.exists(f"/api/v1/namespaces/{name}"):
         env.kcp.create("/api/v1/namespaces", {"metadata": {"name": name}})
 
 
 def _copy(env: ClustersEnv, cluster: str, path: str, **kw: Any) -> dict[str, Any]:
     return wait_for(
-        lambda: served(env.physical[cluster].api, path) and env.physical[cluster].api.get(path),
+        lambda: env.physical[cluster].api.exists(path) and env.physical[cluster].api.get(path),
         what=lambda: f"{path} in {cluster}\n{env.agent.logs()}",
         **{"timeout": 30, **kw},
     )
@@ -86,7 +85,7 @@ def _copy(env: ClustersEnv, cluster: str, path: str, **kw: Any) -> dict[str, Any
 
 def _gone(env: ClustersEnv, cluster: str, path: str) -> None:
     wait_for(
-        lambda: not served(env.physical[cluster].api, path),
+        lambda: not env.physical[cluster].api.exists(path),
         timeout=30,
         what=lambda: f"{path} gone from {cluster}\n{env.agent.logs()}",
     )
@@ -104,12 +103,12 @@ def test_a_labelled_object_goes_to_its_cluster_only_and_moves_when_relabelled(
     path = "/api/v1/namespaces/apps/configmaps/settings"
     copy = _copy(env, "east", path)
     assert copy["data"] == {"k": "v"}
-    assert not served(env.physical["west"].api, path)
+    assert not env.physical["west"].api.exists(path)
     assert env.kcp.get(path)["metadata"]["finalizers"] == ["workload.kcp.dev/syncer-east"]
     env.kcp.merge_patch(path, {"metadata": {"labels": {LABEL: "west"}}, "data": {"k": "moved"}})
     wait_for(
         lambda: (
-            served(env.physical["west"].api, path)
+            env.physical["west"].api.exists(path)
             and env.physical["west"].api.get(path)["data"] == {"k": "moved"}
         ),
         timeout=30,
@@ -122,7 +121,7 @@ def test_a_labelled_object_goes_to_its_cluster_only_and_moves_when_relabelled(
     )
     env.kcp.delete(path)
     _gone(env, "west", path)
-    wait_for(lambda: not served(env.kcp, path), timeout=30, what="the kcp object to be released and gone")
+    wait_for(lambda: not env.kcp.exists(path), timeout=30, what="the kcp object to be released and gone")
 
 
 def test_a_labelled_deployment_runs_in_its_cluster_and_its_status_comes_back(
@@ -133,7 +132,7 @@ def test_a_labelled_deployment_runs_in_its_cluster_and_its_status_comes_back(
     env.kcp.create("/apis/apps/v1/namespaces/apps/deployments", deployment("web", 2, labels={LABEL: "west"}))
     path = "/apis/apps/v1/namespaces/apps/deployments/web"
     _copy(env, "west", path)
-    assert not served(env.physical["east"].api, path)
+    assert not env.physical["east"].api.exists(path)
     play_deployment_controller(env.physical["west"].api, path)
     wait_for(
         lambda: (env.kcp.get(path).get("status") or {}).get("readyReplicas") == 2,
@@ -147,7 +146,7 @@ DEPLOYMENTS = "/apis/apps/v1/namespaces/apps/deployments"
 
 def _replicas(env: ClustersEnv, name: str) -> int | None:
     path = f"{DEPLOYMENTS}/{name}"
-    return int(env.kcp.get(path)["spec"]["replicas"]) if served(env.kcp, path) else None
+    return int(env.kcp.get(path)["spec"]["replicas"]) if env.kcp.exists(path) else None
 
 
 def _split_is(env: ClustersEnv, root: str, shares: dict[str, int], timeout: float = 30) -> None:
@@ -159,7 +158,7 @@ def _split_is(env: ClustersEnv, root: str, shares: dict[str, int], timeout: floa
             if _replicas(env, f"{root}--{cluster}") != replicas:
                 return False
             api = env.physical[cluster].api
-            if not served(api, path) or api.get(path)["spec"]["replicas"] != replicas:
+            if not api.exists(path) or api.get(path)["spec"]["replicas"] != replicas:
                 return False
         return True
 
@@ -194,7 +193,7 @@ def test_a_deployment_is_split_over_the_ready_clusters_and_its_status_aggregated
     assert shard["metadata"]["labels"][LABEL] == "east"
     assert shard["metadata"]["ownerReferences"][0]["uid"] == root["metadata"]["uid"]
     assert shard["spec"]["template"] == root["spec"]["template"]
-    assert not served(env.kcp, f"{DEPLOYMENTS}/shop--broken")  # not Ready: no shard
+    assert not env.kcp.exists(f"{DEPLOYMENTS}/shop--broken")  # not Ready: no shard
     _ready_everywhere(env, "shop", ["east", "west"])
     wait_for(
         lambda: _root_status(env, "shop").get("readyReplicas") == 5,
@@ -219,7 +218,7 @@ def test_a_cluster_that_stops_answering_turns_not_ready_and_its_replicas_move(
     assert condition["reason"] == "Unreachable"
     wait_for(lambda: _replicas(env, "shop--east") == 5 and _replicas(env, "shop--west") == 0, timeout=30)
     _split_is(env, "shop", {"east": 5})
-    assert served(env.kcp, f"{DEPLOYMENTS}/web")  # nothing in kcp is lost while west is away
+    assert env.kcp.exists(f"{DEPLOYMENTS}/web")  # nothing in kcp is lost while west is away
 
 
 def test_a_cluster_that_answers_again_is_rebalanced_and_resynced(clusters_env: ClustersEnv) -> None:
@@ -292,14 +291,14 @@ def test_deleting_the_root_deletes_its_shards_and_an_opted_out_root_has_none(
     env.kcp.delete(f"{DEPLOYMENTS}/shop")
     for cluster in ("east", "north", "west"):
         path = f"{DEPLOYMENTS}/shop--{cluster}"
-        wait_for(lambda p=path: not served(env.kcp, p), timeout=30, what=f"{path} deleted in kcp")
+        wait_for(lambda p=path: not env.kcp.exists(p), timeout=30, what=f"{path} deleted in kcp")
         _gone(env, cluster, path)
     env.kcp.create(DEPLOYMENTS, deployment("cart", 2))
     _split_is(env, "cart", {"east": 1, "north": 1, "west": 0})
     env.kcp.merge_patch(f"{DEPLOYMENTS}/cart", {"metadata": {"annotations": {SPLIT_ANNOTATION: "false"}}})
     for cluster in ("east", "north", "west"):
-        wait_for(lambda c=cluster: not served(env.kcp, f"{DEPLOYMENTS}/cart--{c}"), timeout=30)
-    assert served(env.kcp, f"{DEPLOYMENTS}/cart")
+        wait_for(lambda c=cluster: not env.kcp.exists(f"{DEPLOYMENTS}/cart--{c}"), timeout=30)
+    assert env.kcp.exists(f"{DEPLOYMENTS}/cart")
 
 
 def _event(env: ClustersEnv, name: str, reason: str) -> dict[str, Any] | None:
@@ -326,7 +325,7 @@ def test_objects_labelled_for_an_unknown_or_broken_cluster_wait_and_say_why(
     for name in ("lost", "held"):  # they wait as they are: no finalizer, nothing synced anywhere
         assert not env.kcp.get(f"/api/v1/namespaces/apps/configmaps/{name}")["metadata"].get("finalizers")
         assert not any(
-            served(p.api, f"/api/v1/namespaces/apps/configmaps/{name}") for p in env.physical.values()
+            p.api.exists(f"/api/v1/namespaces/apps/configmaps/{name}") for p in env.physical.values()
         )
 
 
@@ -335,17 +334,16 @@ def test_a_deleted_cluster_releases_its_objects_and_keeps_its_copies(clusters_en
     held = [n for n in (f"load-{i:03d}" for i in range(60)) if int(n[-3:]) % 3 == 1]  # placed on north
     env.kcp.delete(f"{CLUSTERS}/north")
     wait_for(
-        lambda: not served(env.kcp, f"{CLUSTERS}/north"),
+        lambda: not env.kcp.exists(f"{CLUSTERS}/north"),
         timeout=30,
         what=lambda: f"north gone\n{env.agent.logs()}",
     )
     for name in held:
         assert not env.kcp.get(f"/api/v1/namespaces/load/configmaps/{name}")["metadata"].get("finalizers")
-        assert served(
-            env.physical["north"].api, f"/api/v1/namespaces/load/configmaps/{name}"
-        )  # --cluster-cleanup keep
+        # --cluster-cleanup keep
+        assert env.physical["north"].api.exists(f"/api/v1/namespaces/load/configmaps/{name}")
     env.kcp.delete(f"/api/v1/namespaces/load/configmaps/{held[0]}")
-    wait_for(lambda: not served(env.kcp, f"/api/v1/namespaces/load/configmaps/{held[0]}"), timeout=30)
+    wait_for(lambda: not env.kcp.exists(f"/api/v1/namespaces/load/configmaps/{held[0]}"), timeout=30)
 
 
 def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_one(

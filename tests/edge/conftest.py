@@ -40,17 +40,6 @@ def kubeconfig_for(source: Path, target: Path, server: str) -> Path:
     return target
 
 
-def exists(api: JsonApi, path: str) -> bool:
-    """Whether GET ``path`` finds something."""
-    try:
-        api.get(path)
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
-
-
 @dataclass
 class EdgeEnv:
     """Clients and helpers of one edge-mode environment."""
@@ -83,7 +72,7 @@ class EdgeEnv:
 
     def namespace(self, name: str, api: JsonApi | None = None) -> None:
         api = api or self.kcp
-        if not exists(api, f"/api/v1/namespaces/{name}"):
+        if not api.exists(f"/api/v1/namespaces/{name}"):
             api.create("/api/v1/namespaces", {"metadata": {"name": name}})
 
     def start(self, *extra: str) -> None:

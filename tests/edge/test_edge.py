@@ -11,7 +11,7 @@ import pytest
 
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.jsonapi import JsonApi
-from tests.edge.conftest import CONFIGS, EdgeEnv, exists
+from tests.edge.conftest import CONFIGS, EdgeEnv
 from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
 
@@ -55,7 +55,7 @@ def wait_object(
     api: JsonApi, path: str, what: str, env: EdgeEnv, check: Any = None, timeout: float = 30
 ) -> Any:
     def found() -> Any:
-        if not exists(api, path):
+        if not api.exists(path):
             return None
         obj = api.get(path)
         return obj if check is None or check(obj) else None
@@ -64,7 +64,7 @@ def wait_object(
 
 
 def wait_gone(api: JsonApi, path: str, what: str, env: EdgeEnv, timeout: float = 30) -> None:
-    wait_for(lambda: not exists(api, path), timeout=timeout, what=lambda: f"{what}\n{env.agent.logs()}")
+    wait_for(lambda: not api.exists(path), timeout=timeout, what=lambda: f"{what}\n{env.agent.logs()}")
 
 
 def test_an_application_goes_down_by_manifests_with_its_state_returned(edge_env: EdgeEnv) -> None:
@@ -101,7 +101,7 @@ def test_an_application_goes_down_by_manifests_with_its_state_returned(edge_env:
         },
     )
     wait_for(
-        lambda: exists(env.kcp, "/apis/policies.acme.io/v1"),
+        lambda: env.kcp.exists("/apis/policies.acme.io/v1"),
         timeout=30,
         what="policies served in the mailbox",
     )
@@ -209,11 +209,11 @@ def test_reports_created_in_the_p_cluster_are_upsynced_and_read_through_the_expo
         },
     )
     wait_for(
-        lambda: exists(env.kcp, "/apis/reports.acme.io/v1"), timeout=30, what="reports served in the mailbox"
+        lambda: env.kcp.exists("/apis/reports.acme.io/v1"), timeout=30, what="reports served in the mailbox"
     )
     env.pcluster.create(CRDS, crd("reports.acme.io", "reports", "Report"))
     wait_for(
-        lambda: exists(env.pcluster, "/apis/reports.acme.io/v1"), timeout=30, what="reports in the p-cluster"
+        lambda: env.pcluster.exists("/apis/reports.acme.io/v1"), timeout=30, what="reports in the p-cluster"
     )
     env.namespace("audit", env.pcluster)
     env.config(
@@ -261,7 +261,7 @@ def test_denatured_objects_are_renatured_downstream_and_their_state_returns(edge
     # a CRD kept denatured in the mailbox (its natural group is bound there), and an object of it
     env.kcp.create(CRDS, crd("gadgets.acme.io.denatured", "gadgets", "Gadget"))
     wait_for(
-        lambda: exists(env.kcp, "/apis/gadgets.acme.io.denatured/v1"),
+        lambda: env.kcp.exists("/apis/gadgets.acme.io.denatured/v1"),
         timeout=30,
         what="denatured type served",
     )
@@ -379,8 +379,8 @@ def test_selectors_by_label_annotation_namespace_and_name(edge_env: EdgeEnv) -> 
     )
     for name in ("labelled", "annotated", "named"):
         wait_object(env.pcluster, f"/api/v1/namespaces/sel-a/configmaps/{name}", f"{name} downsynced", env)
-    assert not exists(env.pcluster, "/api/v1/namespaces/sel-a/configmaps/plain")
-    assert not exists(env.pcluster, "/api/v1/namespaces/sel-b/configmaps/elsewhere")
+    assert not env.pcluster.exists("/api/v1/namespaces/sel-a/configmaps/plain")
+    assert not env.pcluster.exists("/api/v1/namespaces/sel-b/configmaps/elsewhere")
 
 
 def test_two_configs_merge_and_a_conflict_is_reported(edge_env: EdgeEnv) -> None:
@@ -429,7 +429,7 @@ def test_two_configs_merge_and_a_conflict_is_reported(edge_env: EdgeEnv) -> None
     orphan = env.pcluster.get("/api/v1/namespaces/merge/configmaps/from-one")
     assert orphan["metadata"]["annotations"]["syncflow.kcp.io/orphaned"] == "true"
     env.kcp.delete(f"{CONFIGS}/merge-two")
-    wait_for(lambda: not exists(env.kcp, f"{CONFIGS}/merge-two"), timeout=30, what="merge-two to go")
+    wait_for(lambda: not env.kcp.exists(f"{CONFIGS}/merge-two"), timeout=30, what="merge-two to go")
 
 
 def test_deletion_propagates_by_default(edge_env: EdgeEnv) -> None:
@@ -459,8 +459,8 @@ def test_unreachable_p_cluster_deletes_nothing_and_converges_after(edge_env: Edg
             timeout=30,
             what=lambda: f"a sync that failed on the unreachable p-cluster\n{env.agent.logs()}",
         )
-        assert exists(env.kcp, "/api/v1/namespaces/island/configmaps/kept")
-        assert exists(env.pcluster, "/api/v1/namespaces/island/configmaps/kept")
+        assert env.kcp.exists("/api/v1/namespaces/island/configmaps/kept")
+        assert env.pcluster.exists("/api/v1/namespaces/island/configmaps/kept")
     finally:
         env.proxy.unblock()
     wait_object(
@@ -477,7 +477,7 @@ def test_reported_state_is_not_returned_when_switched_off(edge_env: EdgeEnv) -> 
     env = edge_env
     env.kcp.create(CRDS, crd("probes.acme.io", "probes", "Probe"))
     wait_for(
-        lambda: exists(env.kcp, "/apis/probes.acme.io/v1"), timeout=30, what="probes served in the mailbox"
+        lambda: env.kcp.exists("/apis/probes.acme.io/v1"), timeout=30, what="probes served in the mailbox"
     )
     env.namespace("quiet")
     env.kcp.create(

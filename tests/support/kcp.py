@@ -8,7 +8,6 @@ import subprocess
 from typing import Any
 
 import yaml
-from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import Kubectl
@@ -17,21 +16,10 @@ from tests.support.waiting import wait_for
 APIS = "/apis/apis.kcp.io/v1alpha1"
 
 
-def served(api: JsonApi, path: str) -> bool:
-    """Whether GET ``path`` answers (a discovery document or an object)."""
-    try:
-        api.get(path)
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
-
-
 def bind_compute(workspace: JsonApi) -> None:
     """Bind root:compute's ``kubernetes`` export (Deployments, Services, ...), as kcp v0.11's workload
     workspaces did; no-op when bound already."""
-    if served(workspace, f"{APIS}/apibindings/kubernetes"):
+    if workspace.exists(f"{APIS}/apibindings/kubernetes"):
         return
     workspace.create(
         f"{APIS}/apibindings",
@@ -41,7 +29,7 @@ def bind_compute(workspace: JsonApi) -> None:
         },
     )
     wait_for(
-        lambda: served(workspace, "/apis/apps/v1"), timeout=30, what="apps/v1 served after binding kubernetes"
+        lambda: workspace.exists("/apis/apps/v1"), timeout=30, what="apps/v1 served after binding kubernetes"
     )
 
 

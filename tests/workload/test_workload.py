@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kubernetes.client.exceptions import ApiException
-
 from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
 from tests.workload.conftest import HEARTBEAT_THRESHOLD, SYNC_TARGETS, WorkloadEnv
@@ -20,18 +18,8 @@ FINALIZER_PREFIX = "workload.kcp.io/syncer-"
 APIS = "/apis/apis.kcp.io/v1alpha1"
 
 
-def _exists(api: Any, path: str) -> bool:
-    try:
-        api.get(path)
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return True
-
-
 def _namespace(env: WorkloadEnv, name: str) -> None:
-    if not _exists(env.kcp, f"/api/v1/namespaces/{name}"):
+    if not env.kcp.exists(f"/api/v1/namespaces/{name}"):
         env.kcp.create("/api/v1/namespaces", {"metadata": {"name": name}})
 
 
@@ -82,7 +70,7 @@ def test_configmaps_and_secrets_go_down_into_the_mapped_namespace(workload_env: 
     # deletion: downstream first, then the upstream object goes
     env.kcp.delete("/api/v1/namespaces/apps/configmaps/settings")
     wait_for(
-        lambda: not _exists(env.kcp, "/api/v1/namespaces/apps/configmaps/settings"),
+        lambda: not env.kcp.exists("/api/v1/namespaces/apps/configmaps/settings"),
         timeout=30,
         what=lambda: f"the upstream ConfigMap to go\n{env.agent.logs()}",
     )
@@ -213,7 +201,7 @@ def test_a_type_the_physical_cluster_lacks_is_incompatible(workload_env: Workloa
         },
     )
     wait_for(
-        lambda: _exists(env.kcp, "/apis/example.com/v1"), timeout=30, what="gadgets served in the workspace"
+        lambda: env.kcp.exists("/apis/example.com/v1"), timeout=30, what="gadgets served in the workspace"
     )
     target = env.sync_target()
     exports = [*target["spec"]["supportedAPIExports"], {"export": "gadgets", "path": "root:org:ws"}]
@@ -260,8 +248,8 @@ def test_a_workspace_crd_and_its_objects_go_down(workload_env: WorkloadEnv) -> N
         },
     )
     wait_for(
-        lambda: _exists(
-            env.physical, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.acme.io"
+        lambda: env.physical.exists(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.acme.io"
         ),
         timeout=30,
         what=lambda: f"the CRD in the physical cluster\n{env.agent.logs()}",
