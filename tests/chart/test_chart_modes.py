@@ -184,7 +184,8 @@ def test_each_role_runs_the_modes_command_with_flags_it_accepts(
         assert settings.mode == values["mode"]
         assert settings.kcp_kubeconfig == CHART_KCP_KUBECONFIG
         assert settings.kubeconfig is None  # in-cluster
-        assert settings.namespace == NAMESPACE
+        # the central clusters syncflow's Lease is in the workspace, its state in each Cluster
+        assert settings.namespace == ("default" if mode == "clusters" else NAMESPACE)
         assert settings.agent_name == values.get("agentName", RELEASE)
         assert settings.redis_url == f"redis://{FULLNAME}-redis:6379/0"
         assert settings.log_format == "json"
@@ -273,6 +274,13 @@ def test_rbac_coverage_check_catches_a_missing_right(rendered: dict[str, list[Ob
     assert not covered(rules(rendered["clusters-pull"], "ClusterRole"), "", "namespaces", "delete")
     with pytest.raises(AssertionError):
         assert_covers(chart, [manifest.rule(["batch"], ["jobs"], ["create"])])
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_helm_lint_is_clean_in_each_mode(mode: str) -> None:
+    report = helm.lint(CHART, MODES[mode], strict=True)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
 
 
 @pytest.mark.parametrize(

@@ -92,12 +92,18 @@ app.kubernetes.io/part-of: syncflow
 {{- define "syncflow.env" -}}
 - name: SYNCFLOW_AGENT_NAME
   value: {{ include "syncflow.agentName" . | quote }}
+{{- if and (eq .Values.mode "clusters") (not .Values.clusters.onlyCluster) }}
+# The central clusters syncflow keeps its Lease in the workspace and its state Secrets in each Cluster.
+- name: SYNCFLOW_NAMESPACE
+  value: {{ .Values.clusters.namespace | quote }}
+{{- else }}
 # The Lease and the state Secrets live in the Pod's namespace.
 - name: SYNCFLOW_NAMESPACE
   valueFrom:
     fieldRef:
       apiVersion: v1
       fieldPath: metadata.namespace
+{{- end }}
 {{ include "syncflow.redisEnv" . }}
 - name: SYNCFLOW_LOG_FORMAT
   value: {{ .Values.logFormat | quote }}
