@@ -40,6 +40,7 @@ from tests.chart.rendering import (
     render,
 )
 from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluster
+from tests.support.processes import REPO
 
 Obj = dict[str, Any]
 KCP = {"kcpKubeconfig": "kcp-kubeconfig"}
@@ -274,6 +275,29 @@ def test_rbac_coverage_check_catches_a_missing_right(rendered: dict[str, list[Ob
     assert not covered(rules(rendered["clusters-pull"], "ClusterRole"), "", "namespaces", "delete")
     with pytest.raises(AssertionError):
         assert_covers(chart, [manifest.rule(["batch"], ["jobs"], ["create"])])
+
+
+def values_examples(page: Path) -> list[Obj]:
+    """The chart values examples of a documentation page: its YAML blocks that name a kcpKubeconfig."""
+    blocks = [yaml.safe_load(b.split("```", 1)[0]) for b in page.read_text().split("```yaml\n")[1:]]
+    return [b for b in blocks if isinstance(b, dict) and "kcpKubeconfig" in b]
+
+
+@pytest.mark.parametrize(
+    ("page", "modes"),
+    [
+        ("charts/syncflow/README.md", ["clusters", "clusters", "edge", "publish", "workload"]),
+        ("docs/workload.md", ["workload"]),
+        ("docs/edge.md", ["edge"]),
+        ("docs/clusters.md", ["clusters"]),
+    ],
+)
+def test_the_documented_values_render(page: str, modes: list[str]) -> None:
+    examples = values_examples(REPO / page)
+    assert sorted(e.get("mode", "publish") for e in examples) == modes
+    for values in examples:
+        objects = render(values)
+        assert [o["kind"] for o in objects].count("Deployment") == 4, values
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
