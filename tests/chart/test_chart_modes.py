@@ -98,6 +98,8 @@ def settings_of(c: Obj, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any]
     for name in [n for n in os.environ if n.startswith("SYNCFLOW_")]:
         monkeypatch.delenv(name)
     for variable in c.get("env", []):
+        if "value" not in variable:
+            assert variable["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace", variable
         monkeypatch.setenv(variable["name"], variable.get("value", NAMESPACE))
     [mode, *rest] = c["args"]
     command = main.get_command(click.Context(main), mode)
@@ -341,6 +343,10 @@ def test_the_schema_names_a_missing_mode_value(values: Obj, missing: str) -> Non
         (
             {**MODES["workload"], **REQUIRED},
             "apiExportEndpointSliceName is a publish-mode value: unset it in workload mode",
+        ),
+        (
+            {**MODES["edge"], "rbac": MODES["workload"]["rbac"]},
+            "rbac.syncedResources is not used in edge mode: edge gets every right",
         ),
         (
             {**MODES["clusters"], "worker": {"queues": "sync"}},
