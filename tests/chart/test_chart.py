@@ -5,7 +5,6 @@ values sets: the objects, their wiring, the RBAC verbs, and the published Kubern
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import kubernetes_validate
@@ -17,15 +16,20 @@ import syncflow
 from syncflow.api import crdgen
 from syncflow.cli import main
 from syncflow.config import Settings
-from tests.support.processes import REPO
-
-helm = pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's engine) is not installed")
-
-CHART = REPO / "charts" / "syncflow"
-RELEASE, NAMESPACE = "agent", "sync"
-FULLNAME = f"{RELEASE}-syncflow"
-REQUIRED = {"apiExportEndpointSliceName": "my-export", "kcpKubeconfig": "kcp-kubeconfig"}
-KUBE_VERSIONS = ("1.25.0", "1.32.0")
+from tests.chart.rendering import (
+    CHART,
+    FULLNAME,
+    KUBE_VERSIONS,
+    NAMESPACE,
+    RELEASE,
+    REQUIRED,
+    by_kind,
+    container,
+    containers,
+    env,
+    helm,
+    render,
+)
 
 VALUES_SETS: dict[str, dict[str, Any]] = {
     "default": REQUIRED,
@@ -78,44 +82,9 @@ VALUES_SETS: dict[str, dict[str, Any]] = {
 }
 
 
-def render(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """``helm template`` with schema validation: every rendered object."""
-    chart = helm.Chart.load(CHART)
-    chart.validate_schema(values)
-    manifests = chart.render(values, name=RELEASE, namespace=NAMESPACE, is_install=True)
-    return [
-        doc
-        for path, text in sorted(manifests.items())
-        if not path.endswith("NOTES.txt")
-        for doc in yaml.safe_load_all(text)
-        if doc
-    ]
-
-
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, list[dict[str, Any]]]:
     return {name: render(values) for name, values in VALUES_SETS.items()}
-
-
-def by_kind(objects: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(o["kind"], o["metadata"]["name"]): o for o in objects}
-
-
-def container(objects: list[dict[str, Any]], component: str) -> dict[str, Any]:
-    deployment = by_kind(objects)[("Deployment", f"{FULLNAME}-{component}")]
-    [first] = deployment["spec"]["template"]["spec"]["containers"]
-    return dict(first)
-
-
-def env(objects: list[dict[str, Any]], component: str) -> dict[str, Any]:
-    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container(objects, component)["env"]}
-
-
-def containers(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
-    for obj in objects:
-        if obj["kind"] == "Deployment":
-            for c in obj["spec"]["template"]["spec"]["containers"]:
-                yield obj["metadata"]["name"], c
 
 
 def test_default_objects(rendered: dict[str, list[dict[str, Any]]]) -> None:
@@ -411,7 +380,7 @@ def test_missing_values_fail_with_a_clear_message(values: dict[str, Any], messag
 @pytest.mark.parametrize(
     "values",
     [
-        {**REQUIRED, "mode": "workload"},
+        {**REQUIRED, "mode": "tmc"},
         {**REQUIRED, "agentName": "Not_A_Label"},
         {**REQUIRED, "watch": {"replicas": 0}},
         {**REQUIRED, "worker": {"concurenccy": 4}},

@@ -92,12 +92,18 @@ app.kubernetes.io/part-of: syncflow
 {{- define "syncflow.env" -}}
 - name: SYNCFLOW_AGENT_NAME
   value: {{ include "syncflow.agentName" . | quote }}
+{{- if and (eq .Values.mode "clusters") (not .Values.clusters.onlyCluster) }}
+# The central clusters syncflow keeps its Lease in the workspace and its state Secrets in each Cluster.
+- name: SYNCFLOW_NAMESPACE
+  value: {{ .Values.clusters.namespace | quote }}
+{{- else }}
 # The Lease and the state Secrets live in the Pod's namespace.
 - name: SYNCFLOW_NAMESPACE
   valueFrom:
     fieldRef:
       apiVersion: v1
       fieldPath: metadata.namespace
+{{- end }}
 {{ include "syncflow.redisEnv" . }}
 - name: SYNCFLOW_LOG_FORMAT
   value: {{ .Values.logFormat | quote }}
@@ -114,7 +120,8 @@ app.kubernetes.io/part-of: syncflow
 {{- end }}
 {{- end }}
 
-{{/* Env of the processes that talk to clusters (watch, worker). */}}
+{{/* Env of the processes that talk to clusters (watch, worker; beat too outside publish mode, as the
+     modes' commands check kcp before any role starts). The modes' own values are flags (syncflow.args). */}}
 {{- define "syncflow.clusterEnv" -}}
 - name: SYNCFLOW_KCP_KUBECONFIG
   value: /etc/syncflow/kcp/kubeconfig
@@ -122,14 +129,60 @@ app.kubernetes.io/part-of: syncflow
 - name: SYNCFLOW_KUBECONFIG
   value: /etc/syncflow/cluster/kubeconfig
 {{- end }}
+{{- if eq .Values.mode "publish" }}
 - name: SYNCFLOW_APIEXPORTENDPOINTSLICE_REF
   value: {{ required "apiExportEndpointSliceName is required in publish mode" .Values.apiExportEndpointSliceName | quote }}
 {{- with .Values.publishedResourceSelector }}
 - name: SYNCFLOW_PUBLISHED_RESOURCE_SELECTOR
   value: {{ . | quote }}
 {{- end }}
+{{- end }}
 - name: SYNCFLOW_ENABLE_LEADER_ELECTION
   value: {{ .Values.enableLeaderElection | quote }}
+{{- end }}
+
+{{/* Container args of one process (.role: watch, worker or beat) in the chosen mode: publish runs
+     'syncflow <role>', the other modes 'syncflow <mode> --role <role>' with the flags of their block
+     (as their bootstraps' manifests do). */}}
+{{- define "syncflow.args" -}}
+{{- $values := .root.Values -}}
+{{- if eq $values.mode "publish" }}
+- {{ .role }}
+{{- if eq .role "worker" }}
+- --concurrency={{ $values.worker.concurrency }}
+{{- with $values.worker.queues }}
+- --queues={{ . }}
+{{- end }}
+{{- else if eq .role "beat" }}
+- --schedule=/var/lib/syncflow/beat-schedule
+{{- end }}
+{{- else }}
+- {{ $values.mode }}
+- --role={{ .role }}
+{{- if eq $values.mode "workload" }}
+- {{ printf "--sync-target-name=%s" (required "workload.syncTargetName (the SyncTarget to serve) is required in workload mode" $values.workload.syncTargetName) | quote }}
+{{- with $values.workload.syncTargetUID }}
+- {{ printf "--sync-target-uid=%s" . | quote }}
+{{- end }}
+- {{ printf "--workspace-cluster=%s" (required "workload.workspaceCluster (the SyncTarget's workspace) is required in workload mode" $values.workload.workspaceCluster) | quote }}
+{{- else if eq $values.mode "edge" }}
+- {{ printf "--workspace=%s" (required "edge.workspace (the mailbox workspace) is required in edge mode" $values.edge.workspace) | quote }}
+{{- else if eq $values.mode "clusters" }}
+- {{ printf "--workspace-cluster=%s" (required "clusters.workspaceCluster (the workspace of the Clusters) is required in clusters mode" $values.clusters.workspaceCluster) | quote }}
+- {{ printf "--resources=%s" (join "," $values.clusters.resources) | quote }}
+{{- with $values.clusters.onlyCluster }}
+- {{ printf "--only-cluster=%s" . | quote }}
+{{- end }}
+{{- end }}
+{{- if eq .role "worker" }}
+- --workers={{ $values.worker.concurrency }}
+{{- else if eq .role "beat" }}
+- --data-dir=/var/lib/syncflow
+{{- end }}
+{{- end }}
+{{- range (index $values .role).extraFlags }}
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 
 {{/* Volumes and mounts. "cluster": also the kubeconfig Secrets. */}}
