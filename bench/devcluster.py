@@ -1,7 +1,8 @@
 """Benchmark of the devcluster API server, as a client sees it over HTTP.
 
-Plain mode: creates/s with 1 and 8 concurrent clients, the time to list 10,000 objects, and the
-latency from a write to its watch event across 10 watchers (p50/p99). The baseline, measured in
+Plain mode: creates/s with 1 and 8 concurrent clients (ConfigMaps, and Pods and Deployments,
+which the server defaults on create), the time to list 10,000 objects, and the latency from a
+write to its watch event across 10 watchers (p50/p99). The baseline, measured in
 the same run against the same server, is the rate of trivial ``GET /healthz`` requests: the HTTP
 floor that every API call pays.
 
@@ -66,6 +67,35 @@ def configmap(name: str, **annotations: str) -> dict[str, Any]:
         "kind": "ConfigMap",
         "metadata": {"name": name, "labels": {"bench": "yes"}, "annotations": annotations},
         "data": {"key": "value", "other": "x" * 64},
+    }
+
+
+def pod(name: str) -> dict[str, Any]:
+    """A small Pod, as a client sends it (the server fills its defaults)."""
+    container = {"name": "app", "image": "nginx:1.27", "resources": {"requests": {"cpu": "10m"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [container]},
+    }
+
+
+def deployment(name: str) -> dict[str, Any]:
+    """A small Deployment, as a client sends it (the server fills its defaults)."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+            },
+        },
     }
 
 
@@ -175,7 +205,7 @@ async def plain_figures(
         "floor_1": await rate(session, health, 1),
         "floor_8": await rate(session, health * 4, 8),
     }
-    for namespace in ("seq", "bulk", "watched"):
+    for namespace in ("seq", "bulk", "watched", "workloads"):
         await post(session, f"{url}/api/v1/namespaces", {"metadata": {"name": namespace}})
     seq = [
         ("POST", f"{url}/api/v1/namespaces/seq/configmaps", orjson.dumps(configmap(f"s{i}")))
@@ -188,6 +218,12 @@ async def plain_figures(
     ]
     figures["creates_8"] = await rate(session, bulk, 8)
     figures["list"] = await list_ms(session, f"{url}/api/v1/namespaces/bulk/configmaps", objects)
+    workloads = f"{url}/api/v1/namespaces/workloads/pods"
+    pods = [("POST", workloads, orjson.dumps(pod(f"p{i}"))) for i in range(sequential)]
+    figures["pods_8"] = await rate(session, pods, 8)
+    deployments = f"{url}/apis/apps/v1/namespaces/workloads/deployments"
+    deploys = [("POST", deployments, orjson.dumps(deployment(f"d{i}"))) for i in range(sequential)]
+    figures["deployments_8"] = await rate(session, deploys, 8)
 
     async def create(i: int, sent: str) -> None:
         await post(session, f"{url}/api/v1/namespaces/watched/configmaps", configmap(f"w{i}", sent=sent))
@@ -305,6 +341,8 @@ def report(plain: dict[str, Any], kcp: dict[str, Any], objects: int, workspaces:
         f"creates:                     {creates_1:8.0f} obj/s (1 client)  {creates_8:8.0f} obj/s (8)",
         f"  ratio to baseline:         {creates_1 / floor_1:8.2f}"
         f"                  {creates_8 / floor_8:8.2f}",
+        f"creates, 8 clients:          {plain['pods_8']:8.0f} Pods/s"
+        f"  {plain['deployments_8']:8.0f} Deployments/s",
         f"list {objects} objects:        {plain_list:8.1f} ms median of 5 (min {min(plain['list']):.1f})",
         f"watch latency (10 watchers): p50 {percentile(plain['watch'], 50):.2f} ms"
         f"  p99 {percentile(plain['watch'], 99):.2f} ms  ({len(plain['watch'])} events)",
