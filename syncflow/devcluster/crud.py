@@ -387,14 +387,18 @@ class Objects:
                 )
         if old["metadata"].get("deletionTimestamp"):
             return old
-        if (t.rtype.group, t.rtype.plural) == ("", "namespaces") and name in kinds.PROTECTED_NAMESPACES:
+        namespace_type = (t.rtype.group, t.rtype.plural) == ("", "namespaces")
+        if namespace_type and name in kinds.PROTECTED_NAMESPACES:
             raise errors.forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
-        return self.mark_deleted(t, old)
+        return self.mark_deleted(t, old, () if namespace_type else _propagation_finalizers(options))
 
-    def mark_deleted(self, t: Target, old: Obj) -> Obj:
-        """Set deletionTimestamp, or remove the object when nothing holds it."""
+    def mark_deleted(self, t: Target, old: Obj, finalizers: tuple[str, ...] = ()) -> Obj:
+        """Set deletionTimestamp (adding ``finalizers``), or remove the object when nothing holds it."""
         new = deep_copy(old)
         new["metadata"]["deletionTimestamp"] = now_rfc3339()
+        held = new["metadata"].get("finalizers") or []
+        if finalizers:
+            new["metadata"]["finalizers"] = [*held, *(f for f in finalizers if f not in held)]
         new["metadata"]["deletionGracePeriodSeconds"] = 0
         if (t.rtype.group, t.rtype.plural) == ("", "namespaces"):
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
@@ -514,6 +518,35 @@ class Objects:
             if self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, name) is None:
                 return name
         raise StatusError(500, "AlreadyExists", f"could not generate a unique name for {prefix!r}")
+
+
+FOREGROUND_FINALIZER = "foregroundDeletion"
+ORPHAN_FINALIZER = "orphan"
+_PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _propagation_finalizers(options: dict[str, Any]) -> tuple[str, ...]:
+    """The garbage collector's finalizer a deletion asks for, as kube-apiserver records it."""
+    policy = options.get("propagationPolicy")
+    if policy is not None and policy not in _PROPAGATION_POLICIES:
+        supported = ", ".join(f'"{p}"' for p in _PROPAGATION_POLICIES)
+        raise errors.invalid(
+            "DeleteOptions",
+            "",
+            [
+                FieldError(
+                    "propagationPolicy",
+                    "FieldValueNotSupported",
+                    f'Unsupported value: "{policy}": supported values: {supported}',
+                )
+            ],
+            "meta.k8s.io",
+        )
+    if policy == "Foreground":
+        return (FOREGROUND_FINALIZER,)
+    if policy == "Orphan" or (policy is None and options.get("orphanDependents") is True):
+        return (ORPHAN_FINALIZER,)
+    return ()
 
 
 def _set_managed(meta: Obj, entries: list[Obj]) -> None:

@@ -19,10 +19,12 @@ from syncflow.devcluster import (
     limits,
     openapi,
     protobuf,
+    reviews,
     routing,
     scale,
     tables,
 )
+from syncflow.devcluster.allocators import ServiceAllocator
 from syncflow.devcluster.crud import APPLY_PATCH, Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
@@ -89,6 +91,7 @@ class DevCluster:
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
         self.service_accounts = ServiceAccounts(self.objects, self.registry, lambda: self.config.ca_pem)
+        ServiceAllocator(self.objects)
         self.request_counts: Counter[str] = Counter()
         self.bootstrap()
 
@@ -139,13 +142,7 @@ class DevCluster:
             self.request_counts[request.method] += 1
         if request.path not in _UNAUTHENTICATED_PATHS:
             header = request.headers.get("Authorization", "")
-            token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
-            identity: Identity | None = None
-            if token in self.config.tokens:
-                name = self.config.tokens[token]
-                identity = ADMIN_IDENTITY if name == ADMIN else Identity(name)
-            elif token:
-                identity = self.service_accounts.authenticate(token)
+            identity = self.identify(header[len("Bearer ") :] if header.startswith("Bearer ") else "")
             if identity is None and self.config.tokens:
                 raise errors.unauthorized()
             if identity is not None:
@@ -167,6 +164,13 @@ class DevCluster:
             if limit.expired():
                 raise deadlines.timed_out() from None
             raise
+
+    def identify(self, token: str) -> Identity | None:
+        """Who a bearer token names: a ``--token`` identity or a ServiceAccount (None: unknown)."""
+        if token in self.config.tokens:
+            name = self.config.tokens[token]
+            return ADMIN_IDENTITY if name == ADMIN else Identity(name)
+        return self.service_accounts.authenticate(token) if token else None
 
     # ----- routing -----
 
@@ -231,12 +235,16 @@ class DevCluster:
         rtype = view.lookup(path.group, path.version, path.resource)
         if rtype is None or (path.namespace is not None and not rtype.namespaced):
             raise _not_served()
-        if path.subresource and not self._has_subresource(rtype, path.subresource):
+        if path.subresource and not rtype.has_subresource(path.subresource):
             raise _not_served()
         if rtype.namespaced and path.name and path.namespace is None:
             raise _not_served()
         method = request.method
-        view.authorize(_verb(method, path, request.query), rtype, path.namespace, path.name, path.subresource)
+        verb = _verb(method, path, request.query)
+        if not path.subresource and verb not in rtype.verbs:
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        if not reviews.open_to_everyone(rtype):
+            view.authorize(verb, rtype, path.namespace, path.name, path.subresource)
         cluster = view.cluster or ""
         t = Target(cluster, rtype, path.version)
         namespace = (path.namespace or "") if rtype.namespaced else ""
@@ -247,6 +255,10 @@ class DevCluster:
                 if rtype.namespaced and path.namespace is None:
                     raise errors.method_not_allowed(f"POST on cluster-wide {rtype.plural} is not allowed")
                 body = await self._body(request)
+                if reviews.is_review(rtype):
+                    return json_response(
+                        reviews.answer(view, rtype, t.api_version, namespace, body, self.identify), 201
+                    )
                 options = _options("Create", request)
                 with self.objects.dry_run(options.dry_run):
                     created = self.objects.create(t, namespace, body, _tracking(request, t, options).updated)
@@ -305,22 +317,8 @@ class DevCluster:
             options = _options("Delete", request, body_options=delete_options)
             with self.objects.dry_run(options.dry_run):
                 result = self.objects.delete(t, namespace, path.name, delete_options)
-            if result["metadata"].get("deletionTimestamp") and self.store.get(
-                cluster, rtype.group, rtype.plural, namespace, path.name
-            ):
-                return json_response(present(view, t, cluster, result))
-            return json_response(_deleted_status(rtype, result))
+            return json_response(present(view, t, cluster, result))  # as kube: the object, not a Status
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
-
-    @staticmethod
-    def _has_subresource(rtype: ResourceType, subresource: str) -> bool:
-        if subresource == "status":
-            return rtype.status_subresource
-        if subresource == "scale":
-            return rtype.scale is not None
-        if subresource == "token":
-            return (rtype.group, rtype.plural) == ("", "serviceaccounts")
-        return subresource == "finalize" and (rtype.group, rtype.plural) == ("", "namespaces")
 
     async def _body(self, request: web.Request) -> Any:
         raw = await request.read()
@@ -556,14 +554,3 @@ def _options(
 
 def _not_served() -> StatusError:
     return StatusError(404, "NotFound", "the server could not find the requested resource")
-
-
-def _deleted_status(rtype: ResourceType, obj: Obj) -> dict[str, Any]:
-    details: dict[str, Any] = {
-        "name": obj["metadata"]["name"],
-        "kind": rtype.plural,
-        "uid": obj["metadata"].get("uid", ""),
-    }
-    if rtype.group:
-        details["group"] = rtype.group
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
