@@ -18,6 +18,7 @@ from syncflow.devcluster import (
     errors,
     limits,
     openapi,
+    podactions,
     protobuf,
     reviews,
     routing,
@@ -255,6 +256,11 @@ class DevCluster:
                 if rtype.namespaced and path.namespace is None:
                     raise errors.method_not_allowed(f"POST on cluster-wide {rtype.plural} is not allowed")
                 body = await self._body(request)
+                if (rtype.group, rtype.plural) == ("", "bindings"):
+                    name = str(((body or {}).get("metadata") or {}).get("name") or "")
+                    return json_response(
+                        podactions.bind(self.objects, self._pods(t), namespace, name, body), 201
+                    )
                 if reviews.is_review(rtype):
                     return json_response(
                         reviews.answer(view, rtype, t.api_version, namespace, body, self.identify), 201
@@ -273,6 +279,15 @@ class DevCluster:
             raise errors.not_found(rtype.plural, path.name, rtype.group)
         if path.subresource == "scale":
             return await self._scale(request, t, current)
+        if path.subresource in ("binding", "eviction"):
+            if method != "POST":
+                raise errors.method_not_allowed(
+                    "the server does not allow this method on the requested resource"
+                )
+            action = podactions.bind if path.subresource == "binding" else podactions.evict
+            return json_response(
+                action(self.objects, t, namespace, path.name, await self._body(request)), 201
+            )
         if path.subresource == "token":
             if method != "POST":
                 raise errors.method_not_allowed(
@@ -319,6 +334,12 @@ class DevCluster:
                 result = self.objects.delete(t, namespace, path.name, delete_options)
             return json_response(present(view, t, cluster, result))  # as kube: the object, not a Status
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+
+    def _pods(self, t: Target) -> Target:
+        pods = self.registry.by_group_resource(t.cluster, "", "pods")
+        if pods is None:
+            raise _not_served()
+        return Target(t.cluster, pods, "v1")
 
     async def _body(self, request: web.Request) -> Any:
         raw = await request.read()
