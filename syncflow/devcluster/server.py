@@ -18,6 +18,7 @@ from syncflow.devcluster import (
     errors,
     limits,
     openapi,
+    openapiproto,
     podactions,
     protobuf,
     reviews,
@@ -71,9 +72,12 @@ def identity_of(request: web.Request) -> Identity:
     return identity
 
 
-def json_response(body: Any, status: int = 200) -> web.Response:
-    """A JSON response encoded with orjson."""
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    """A JSON response encoded with orjson, with a ``Warning: 299`` header per warning."""
+    response = web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+    for warning in warnings or ():
+        response.headers.add("Warning", "299 - " + orjson.dumps(warning).decode())
+    return response
 
 
 def _bool_param(value: str | None) -> bool:
@@ -196,6 +200,17 @@ class DevCluster:
         if segments[:2] == ["openapi", "v3"]:
             view.authorize_discovery()
             return self._openapi(view, segments[2:], url_prefix)
+        if segments == ["openapi", "v2"]:
+            view.authorize_discovery()
+            accept = request.headers.get("Accept", "")
+            document = openapi.v2_document(view.types())
+            if any(media_type in accept for media_type in openapiproto.ACCEPTED):
+                return web.Response(body=openapiproto.encode(document), content_type=openapiproto.MEDIA_TYPE)
+            if not openapi.accepts_json(accept):
+                raise StatusError(
+                    406, "NotAcceptable", f"only application/json and {openapiproto.MEDIA_TYPE}"
+                )
+            return json_response(document)
         parsed = routing.parse(segments)
         if isinstance(parsed, routing.DiscoveryPath):
             view.authorize_discovery()
@@ -266,9 +281,9 @@ class DevCluster:
                         reviews.answer(view, rtype, t.api_version, namespace, body, self.identify), 201
                     )
                 options = _options("Create", request)
-                with self.objects.dry_run(options.dry_run):
+                with self.objects.writing(options.dry_run, options.field_validation) as warnings:
                     created = self.objects.create(t, namespace, body, _tracking(request, t, options).updated)
-                return json_response(present(view, t, cluster, created), 201)
+                return json_response(present(view, t, cluster, created), 201, warnings)
             if method == "DELETE":
                 return await self._delete_collection(request, view, t, path.namespace)
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
@@ -313,24 +328,24 @@ class DevCluster:
         if method == "PUT":
             body = await self._body(request)
             options = _options("Update", request)
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run, options.field_validation) as warnings:
                 track = _tracking(request, t, options, path.subresource).updated
                 updated = self.objects.update(t, namespace, path.name, body, path.subresource, track)
-            return json_response(present(view, t, cluster, updated))
+            return json_response(present(view, t, cluster, updated), warnings=warnings)
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             raw = await request.read()
             options = _options("Patch", request, patch_type=content_type)
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run, options.field_validation) as warnings:
                 track = _tracking(request, t, options, path.subresource).updated
                 patched = self.objects.patch(
                     t, namespace, path.name, content_type, raw, path.subresource, track
                 )
-            return json_response(present(view, t, cluster, patched))
+            return json_response(present(view, t, cluster, patched), warnings=warnings)
         if method == "DELETE" and not path.subresource:
             delete_options = await self._delete_options(request)
             options = _options("Delete", request, body_options=delete_options)
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run):
                 result = self.objects.delete(t, namespace, path.name, delete_options)
             return json_response(present(view, t, cluster, result))  # as kube: the object, not a Status
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
@@ -485,7 +500,7 @@ class DevCluster:
         deleted = []
         for _, obj in page.items:
             meta = obj["metadata"]
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run):
                 removed = self.objects.delete(t, meta.get("namespace", ""), meta["name"], delete_options)
             deleted.append(present(view, t, t.cluster, removed))
         return json_response(
@@ -507,9 +522,10 @@ class DevCluster:
         if existing is not None and not view.visible(t.cluster, t.rtype, existing):
             raise errors.not_found(t.rtype.plural, path.name, t.rtype.group)
         tracking = _tracking(request, t, options, path.subresource)
-        with self.objects.dry_run(options.dry_run):
+        with self.objects.writing(options.dry_run, options.field_validation) as warnings:
             applied = self.objects.apply(t, namespace, path.name, raw, tracking, options.force)
-        return json_response(present(view, t, t.cluster, applied), 200 if existing is not None else 201)
+        code = 200 if existing is not None else 201
+        return json_response(present(view, t, t.cluster, applied), code, warnings)
 
     async def _scale(self, request: web.Request, t: Target, obj: Obj) -> web.Response:
         assert t.rtype.scale is not None
@@ -524,7 +540,7 @@ class DevCluster:
             options = _options("Patch", request, patch_type=content_type)
         else:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
-        with self.objects.dry_run(options.dry_run):
+        with self.objects.writing(options.dry_run):
             wanted_obj = scale.with_replicas(t.rtype.scale, obj, wanted)
             updated = self.objects.replace(t, obj, wanted_obj, "", _tracking(request, t, options).updated)
         return json_response(scale.scale_of(t.rtype.scale, updated))
