@@ -135,9 +135,11 @@ def _unknown(
     keep_meta = root or bool(schema.get(EMBEDDED_RESOURCE))
     for name, child in value.items():
         sub = props.get(name, extra)
+        if keep_meta and name in _RESOURCE_FIELDS:
+            continue  # apiVersion, kind and ObjectMeta are always known
         if sub is not None:
             _unknown(child, sub, _child(path, name), found)
-        elif not (keep_meta and name in _RESOURCE_FIELDS):
+        else:
             found.append(_child(path, name))
 
 
