@@ -24,10 +24,10 @@ class ServiceAllocator:
         self.objects = objects
         objects.admission.append(self._admit)
 
-    def _used(self, t: Target, new: Obj) -> tuple[set[str], dict[int, str]]:
-        """Cluster IPs, and node ports with their Service, held by the cluster's other Services."""
+    def _used(self, t: Target, new: Obj) -> tuple[set[str], set[int]]:
+        """Cluster IPs and node ports held by the cluster's other Services."""
         ips: set[str] = set()
-        ports: dict[int, str] = {}
+        ports: set[int] = set()
         meta = new["metadata"]
         for _, service in self.objects.store.items(t.cluster, "", "services"):
             other = service["metadata"]
@@ -37,7 +37,7 @@ class ServiceAllocator:
             ips.update(spec.get("clusterIPs") or [])
             for port in spec.get("ports") or []:
                 if port.get("nodePort"):
-                    ports[int(port["nodePort"])] = f"{other.get('namespace')}/{other['name']}"
+                    ports.add(int(port["nodePort"]))
         return ips, ports
 
     def _admit(self, t: Target, new: Obj, old: Obj | None) -> None:
@@ -81,7 +81,7 @@ class ServiceAllocator:
                 )
                 continue
             port["nodePort"] = int(wanted) if wanted else _free_port(node_ports)
-            node_ports[port["nodePort"]] = "self"
+            node_ports.add(port["nodePort"])
         if problems:
             raise errors.invalid("Service", str(new["metadata"].get("name", "")), problems)
 
@@ -98,7 +98,7 @@ def _free_ip(used: set[str]) -> str:
     raise errors.StatusError(500, "InternalError", "Internal error occurred: range is full")
 
 
-def _free_port(used: dict[int, str]) -> int:
+def _free_port(used: set[int]) -> int:
     free = [p for p in NODE_PORTS if p not in used]
     if not free:
         raise errors.StatusError(500, "InternalError", "Internal error occurred: range is full")

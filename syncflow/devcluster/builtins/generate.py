@@ -130,7 +130,7 @@ def client_resources() -> dict[tuple[str, str], dict[str, Any]]:
     return resources
 
 
-def _subresource_gvk(parent_group: str, version: str, model: str) -> dict[str, str]:
+def _subresource_gvk(model: str) -> dict[str, str]:
     """Group/version/kind of a subresource's body, when it is not the parent's kind."""
     known = {
         "V1Scale": ("autoscaling", "v1", "Scale"),
@@ -163,7 +163,7 @@ def catalogue(rows: list[Row]) -> list[dict[str, Any]]:
         for sub, info in sorted(found["subresources"].items()):
             served = sorted(info["verbs"] & {"get", "patch", "update", "create"})
             if served:
-                gvk = _subresource_gvk(row.group, preferred, info["model"])
+                gvk = _subresource_gvk(info["model"])
                 subresources[sub] = {"verbs": served, **gvk}
         entries.append(
             {
