@@ -1,7 +1,8 @@
 """Benchmark of the devcluster API server, as a client sees it over HTTP.
 
-Plain mode: creates/s with 1 and 8 concurrent clients, the time to list 10,000 objects, and the
-latency from a write to its watch event across 10 watchers (p50/p99). The baseline, measured in
+Plain mode: creates/s with 1 and 8 concurrent clients (ConfigMaps, and Pods and Deployments,
+which the server defaults on create), the time to list 10,000 objects, and the latency from a
+write to its watch event across 10 watchers (p50/p99). The baseline, measured in
 the same run against the same server, is the rate of trivial ``GET /healthz`` requests: the HTTP
 floor that every API call pays.
 
@@ -66,6 +67,35 @@ def configmap(name: str, **annotations: str) -> dict[str, Any]:
         "kind": "ConfigMap",
         "metadata": {"name": name, "labels": {"bench": "yes"}, "annotations": annotations},
         "data": {"key": "value", "other": "x" * 64},
+    }
+
+
+def pod(name: str) -> dict[str, Any]:
+    """A small Pod, as a client sends it (the server fills its defaults)."""
+    container = {"name": "app", "image": "nginx:1.27", "resources": {"requests": {"cpu": "10m"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [container]},
+    }
+
+
+def deployment(name: str) -> dict[str, Any]:
+    """A small Deployment, as a client sends it (the server fills its defaults)."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+            },
+        },
     }
 
 
@@ -166,8 +196,24 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def cpu_per_request(
+    session: aiohttp.ClientSession, pid: int, requests: list[tuple[str, str, bytes | None]]
+) -> tuple[float, float]:
+    """(requests/s with 8 clients, server CPU microseconds per request): CPU time does not depend
+    on what else the machine runs, so it compares runs on a busy machine."""
+    before = cpu_seconds(pid)
+    per_second = await rate(session, requests, 8)
+    return per_second, (cpu_seconds(pid) - before) / len(requests) * 1e6
+
+
 async def plain_figures(
-    session: aiohttp.ClientSession, url: str, objects: int, sequential: int
+    session: aiohttp.ClientSession, url: str, pid: int, objects: int, sequential: int
 ) -> dict[str, Any]:
     """Creates, list and watch figures of a plain devcluster."""
     health = [("GET", f"{url}/healthz", None)] * sequential
@@ -175,7 +221,7 @@ async def plain_figures(
         "floor_1": await rate(session, health, 1),
         "floor_8": await rate(session, health * 4, 8),
     }
-    for namespace in ("seq", "bulk", "watched"):
+    for namespace in ("seq", "bulk", "watched", "workloads"):
         await post(session, f"{url}/api/v1/namespaces", {"metadata": {"name": namespace}})
     seq = [
         ("POST", f"{url}/api/v1/namespaces/seq/configmaps", orjson.dumps(configmap(f"s{i}")))
@@ -186,8 +232,14 @@ async def plain_figures(
         ("POST", f"{url}/api/v1/namespaces/bulk/configmaps", orjson.dumps(configmap(f"b{i}")))
         for i in range(objects)
     ]
-    figures["creates_8"] = await rate(session, bulk, 8)
+    figures["creates_8"], figures["cpu_cm"] = await cpu_per_request(session, pid, bulk)
     figures["list"] = await list_ms(session, f"{url}/api/v1/namespaces/bulk/configmaps", objects)
+    workloads = f"{url}/api/v1/namespaces/workloads/pods"
+    pods = [("POST", workloads, orjson.dumps(pod(f"p{i}"))) for i in range(sequential)]
+    figures["pods_8"], figures["cpu_pod"] = await cpu_per_request(session, pid, pods)
+    deployments = f"{url}/apis/apps/v1/namespaces/workloads/deployments"
+    deploys = [("POST", deployments, orjson.dumps(deployment(f"d{i}"))) for i in range(sequential)]
+    figures["deployments_8"], figures["cpu_deploy"] = await cpu_per_request(session, pid, deploys)
 
     async def create(i: int, sent: str) -> None:
         await post(session, f"{url}/api/v1/namespaces/watched/configmaps", configmap(f"w{i}", sent=sent))
@@ -282,7 +334,7 @@ async def main(objects: int, sequential: int, workspaces: int) -> None:
         process, url = start_server(Path(tmp))
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-                plain = await plain_figures(session, url, objects, sequential)
+                plain = await plain_figures(session, url, process.pid, objects, sequential)
         finally:
             stop_server(process)
         process, url = start_server(Path(tmp), "--kcp")
@@ -305,6 +357,10 @@ def report(plain: dict[str, Any], kcp: dict[str, Any], objects: int, workspaces:
         f"creates:                     {creates_1:8.0f} obj/s (1 client)  {creates_8:8.0f} obj/s (8)",
         f"  ratio to baseline:         {creates_1 / floor_1:8.2f}"
         f"                  {creates_8 / floor_8:8.2f}",
+        f"creates, 8 clients:          {plain['pods_8']:8.0f} Pods/s"
+        f"  {plain['deployments_8']:8.0f} Deployments/s",
+        f"server CPU per create:       {plain['cpu_cm']:8.0f} us ConfigMap  {plain['cpu_pod']:6.0f} us Pod"
+        f"  {plain['cpu_deploy']:6.0f} us Deployment",
         f"list {objects} objects:        {plain_list:8.1f} ms median of 5 (min {min(plain['list']):.1f})",
         f"watch latency (10 watchers): p50 {percentile(plain['watch'], 50):.2f} ms"
         f"  p99 {percentile(plain['watch'], 99):.2f} ms  ({len(plain['watch'])} events)",

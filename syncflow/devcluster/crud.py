@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from syncflow.devcluster import dryrun, errors, kinds, limits, patch, serverside
+from syncflow.devcluster import dryrun, errors, kinds, limits, patch, schema, serverside
 from syncflow.devcluster.errors import FieldError, StatusError
 from syncflow.devcluster.managedfields import Tracking
 from syncflow.devcluster.meta_validation import validate_object_meta
@@ -60,6 +60,8 @@ def _content(obj: Obj) -> Obj:
 def _spec_part(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
+
+Warnings = list[str]
 
 Track = Callable[[Obj | None, Obj], list[Obj]]
 """Computes an object's managedFields after a write, from the object before (None: create) and after."""
@@ -135,6 +137,8 @@ class Objects:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.dry = False  # True while a dry-run request is served
+        self.field_validation = "Ignore"  # the fieldValidation of the request being served
+        self.warnings: list[str] = []  # its warnings (unknown fields with Warn)
         self.admission: list[Callable[[Target, Obj, Obj | None], None]] = []
         self.on_write: list[Callable[[Target, Obj, Obj | None], None]] = []
         self.on_remove: list[Callable[[Target, Obj], None]] = []
@@ -180,16 +184,17 @@ class Objects:
         return ListPage(found, rv, "", None)
 
     @contextmanager
-    def dry_run(self, enabled: bool = True) -> Iterator[None]:
-        """Within this block (if ``enabled``), writes are validated and answered but not kept."""
-        if not enabled or self.dry:
-            yield
-            return
-        self.dry = True
+    def writing(self, dry_run: bool = False, field_validation: str = "Ignore") -> Iterator[Warnings]:
+        """One request's writes: with ``dry_run`` answered but not kept; unknown fields of custom
+        resources refused (``Strict``) or yielded as warnings (``Warn``), as ``fieldValidation`` asks.
+        """
+        outer = (self.dry, self.field_validation, self.warnings)
+        self.dry = self.dry or dry_run
+        self.field_validation, self.warnings = field_validation, []
         try:
-            yield
+            yield self.warnings
         finally:
-            self.dry = False
+            self.dry, self.field_validation, self.warnings = outer
 
     def _put(self, t: Target, obj: Obj, old: Obj | None) -> Obj:
         if self.dry:
@@ -387,14 +392,18 @@ class Objects:
                 )
         if old["metadata"].get("deletionTimestamp"):
             return old
-        if (t.rtype.group, t.rtype.plural) == ("", "namespaces") and name in kinds.PROTECTED_NAMESPACES:
+        namespace_type = (t.rtype.group, t.rtype.plural) == ("", "namespaces")
+        if namespace_type and name in kinds.PROTECTED_NAMESPACES:
             raise errors.forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
-        return self.mark_deleted(t, old)
+        return self.mark_deleted(t, old, () if namespace_type else _propagation_finalizers(options))
 
-    def mark_deleted(self, t: Target, old: Obj) -> Obj:
-        """Set deletionTimestamp, or remove the object when nothing holds it."""
+    def mark_deleted(self, t: Target, old: Obj, finalizers: tuple[str, ...] = ()) -> Obj:
+        """Set deletionTimestamp (adding ``finalizers``), or remove the object when nothing holds it."""
         new = deep_copy(old)
         new["metadata"]["deletionTimestamp"] = now_rfc3339()
+        held = new["metadata"].get("finalizers") or []
+        if finalizers:
+            new["metadata"]["finalizers"] = [*held, *(f for f in finalizers if f not in held)]
         new["metadata"]["deletionGracePeriodSeconds"] = 0
         if (t.rtype.group, t.rtype.plural) == ("", "namespaces"):
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
@@ -488,10 +497,24 @@ class Objects:
         problems = validate_object_meta(
             meta, namespaced=t.rtype.namespaced, name_validator=lambda n: kinds.name_errors(t.rtype, n)
         )
+        if t.rtype.custom and self.field_validation != "Ignore":
+            self._check_unknown_fields(t, obj)
         problems += kinds.prepare(t.rtype, t.version, obj, old)
         problems += limits.data_size_errors(t.rtype, obj)
         if problems:
             raise errors.invalid(t.rtype.kind, name, problems, t.rtype.group)
+
+    def _check_unknown_fields(self, t: Target, obj: Obj) -> None:
+        body_schema = t.rtype.schemas.get(t.version)
+        unknown = schema.unknown_fields(obj, body_schema) if body_schema else []
+        found = [f'unknown field "{path}"' for path in unknown]
+        if found and self.field_validation == "Strict":
+            kind = t.rtype.kind
+            raise errors.bad_request(
+                f'{kind} in version "{t.version}" cannot be handled as a {kind}: strict decoding error: '
+                + ", ".join(found)
+            )
+        self.warnings.extend(found)
 
     def _require_open_namespace(self, cluster: str, namespace: str) -> None:
         phase = self._namespace_phase(cluster, namespace)
@@ -514,6 +537,35 @@ class Objects:
             if self.store.get(t.cluster, t.rtype.group, t.rtype.plural, namespace, name) is None:
                 return name
         raise StatusError(500, "AlreadyExists", f"could not generate a unique name for {prefix!r}")
+
+
+FOREGROUND_FINALIZER = "foregroundDeletion"
+ORPHAN_FINALIZER = "orphan"
+_PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _propagation_finalizers(options: dict[str, Any]) -> tuple[str, ...]:
+    """The garbage collector's finalizer a deletion asks for, as kube-apiserver records it."""
+    policy = options.get("propagationPolicy")
+    if policy is not None and policy not in _PROPAGATION_POLICIES:
+        supported = ", ".join(f'"{p}"' for p in _PROPAGATION_POLICIES)
+        raise errors.invalid(
+            "DeleteOptions",
+            "",
+            [
+                FieldError(
+                    "propagationPolicy",
+                    "FieldValueNotSupported",
+                    f'Unsupported value: "{policy}": supported values: {supported}',
+                )
+            ],
+            "meta.k8s.io",
+        )
+    if policy == "Foreground":
+        return (FOREGROUND_FINALIZER,)
+    if policy == "Orphan" or (policy is None and options.get("orphanDependents") is True):
+        return (ORPHAN_FINALIZER,)
+    return ()
 
 
 def _set_managed(meta: Obj, entries: list[Obj]) -> None:

@@ -58,6 +58,22 @@ def _storage_version_hash(rtype: ResourceType) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
+def _subresource_entry(
+    rtype: ResourceType, name: str, verbs: list[str], group: str = "", version: str = "", kind: str = ""
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": f"{rtype.plural}/{name}",
+        "singularName": "",
+        "namespaced": rtype.namespaced,
+    }
+    if kind:
+        entry.update({"group": group, "version": version, "kind": kind})
+    else:
+        entry["kind"] = rtype.kind
+    entry["verbs"] = verbs
+    return entry
+
+
 def resource_entries(rtype: ResourceType) -> list[dict[str, Any]]:
     """APIResource entries for one type: the resource and its subresources."""
     entry: dict[str, Any] = {
@@ -65,7 +81,7 @@ def resource_entries(rtype: ResourceType) -> list[dict[str, Any]]:
         "singularName": rtype.singular,
         "namespaced": rtype.namespaced,
         "kind": rtype.kind,
-        "verbs": rtype.verbs,
+        "verbs": list(rtype.verbs),
         "storageVersionHash": _storage_version_hash(rtype),
     }
     if rtype.short_names:
@@ -75,37 +91,11 @@ def resource_entries(rtype: ResourceType) -> list[dict[str, Any]]:
     entries = [entry]
     sub_verbs = ["get", "patch", "update"]
     if rtype.status_subresource:
-        entries.append(
-            {
-                "name": f"{rtype.plural}/status",
-                "singularName": "",
-                "namespaced": rtype.namespaced,
-                "kind": rtype.kind,
-                "verbs": sub_verbs,
-            }
-        )
+        entries.append(_subresource_entry(rtype, "status", sub_verbs))
     if rtype.scale is not None:
-        entries.append(
-            {
-                "name": f"{rtype.plural}/scale",
-                "singularName": "",
-                "namespaced": rtype.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": sub_verbs,
-            }
-        )
-    if (rtype.group, rtype.plural) == ("", "namespaces"):
-        entries.append(
-            {
-                "name": "namespaces/finalize",
-                "singularName": "",
-                "namespaced": False,
-                "kind": "Namespace",
-                "verbs": ["update"],
-            }
-        )
+        entries.append(_subresource_entry(rtype, "scale", sub_verbs, "autoscaling", "v1", "Scale"))
+    for sub in rtype.subresources:
+        entries.append(_subresource_entry(rtype, sub.name, list(sub.verbs), sub.group, sub.version, sub.kind))
     return entries
 
 

@@ -44,20 +44,19 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
-        if not self.reason:  # an error kube-apiserver passes on from elsewhere (e.g. etcd) has none
-            del status["reason"]
+        if self.reason:  # an error kube-apiserver passes on from elsewhere (e.g. etcd) has none
+            status["reason"] = self.reason
         if self.details:
             status["details"] = self.details
+        status["code"] = self.code  # metav1.Status's field order: ..., reason, details, code
         return status
 
 
 def _details(resource: str, name: str, group: str = "") -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name, "kind": resource}
-    if group:
-        details["group"] = group
+    details: dict[str, Any] = {"name": name, "group": group, "kind": resource}  # StatusDetails' order
+    if not group:
+        del details["group"]
     return details
 
 
@@ -99,12 +98,9 @@ def invalid(kind: str, name: str, errors: list[FieldError], group: str = "") -> 
     if len(errors) > 1:
         summary = "[" + summary + "]"
     details = {
-        "name": name,
-        "kind": kind,
+        **_details(kind, name, group),
         "causes": [{"reason": e.reason, "message": e.message, "field": e.field} for e in errors],
     }
-    if group:
-        details["group"] = group
     return StatusError(
         422, "Invalid", f"{kind}.{group or ''}".rstrip(".") + f' "{name}" is invalid: {summary}', details
     )

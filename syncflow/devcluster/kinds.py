@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import base64
-import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 from syncflow import names
-from syncflow.devcluster import schema
+from syncflow.devcluster import defaults, schema
 from syncflow.devcluster.errors import FieldError
 from syncflow.devcluster.resources import ResourceType
 
@@ -16,7 +16,18 @@ Obj = dict[str, Any]
 CRD_GROUP = "apiextensions.k8s.io"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
-_SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
+_WORKLOAD_DEFAULTS: dict[tuple[str, str], Callable[[Obj], None]] = {
+    ("apps", "deployments"): defaults.deployment,
+    ("apps", "statefulsets"): defaults.stateful_set,
+    ("apps", "daemonsets"): defaults.daemon_set,
+    ("apps", "replicasets"): defaults.replica_set,
+    ("", "replicationcontrollers"): defaults.replication_controller,
+    ("batch", "jobs"): defaults.job,
+    ("batch", "cronjobs"): defaults.cron_job,
+    ("", "podtemplates"): lambda obj: defaults.pod_spec(
+        obj.setdefault("template", {}).setdefault("spec", {})
+    ),
+}
 
 
 def prepare(rtype: ResourceType, version: str, obj: Obj, old: Obj | None) -> list[FieldError]:
@@ -30,6 +41,10 @@ def prepare(rtype: ResourceType, version: str, obj: Obj, old: Obj | None) -> lis
         _prepare_secret(obj)
     elif key == ("", "services"):
         _prepare_service(obj, old)
+    elif key in _WORKLOAD_DEFAULTS:
+        _WORKLOAD_DEFAULTS[key](obj)
+    elif key == ("", "pods"):
+        defaults.pod(obj, old)
     elif key == (CRD_GROUP, "customresourcedefinitions"):
         return _prepare_crd(obj, old)
     return []
@@ -85,16 +100,17 @@ def _prepare_service(obj: Obj, old: Obj | None) -> None:
     for port in spec.get("ports") or []:
         port.setdefault("protocol", "TCP")
         port.setdefault("targetPort", port.get("port"))
+    if old is None:
+        obj["status"] = {"loadBalancer": {}}
     if spec["type"] == "ExternalName":
         return
-    old_ip = (old or {}).get("spec", {}).get("clusterIP")
-    if old_ip:
-        spec["clusterIP"] = old_ip
-    elif not spec.get("clusterIP"):
-        seed = int.from_bytes(obj["metadata"]["uid"].encode()[:8], "big")
-        spec["clusterIP"] = str(_SERVICE_NET[1 + seed % (_SERVICE_NET.num_addresses - 2)])
-    if spec["clusterIP"] != "None":
-        spec["clusterIPs"] = [spec["clusterIP"]]
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    if spec["type"] in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if spec["type"] == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
 
 
 def _prepare_crd(obj: Obj, old: Obj | None) -> list[FieldError]:

@@ -16,6 +16,7 @@ from syncflow.devcluster.crud import APPLY_PATCH
 from syncflow.devcluster.errors import FieldError
 
 DRY_RUN_ALL = "All"
+FIELD_VALIDATIONS = ("Ignore", "Warn", "Strict")
 FIELD_MANAGER_MAX_LENGTH = 128
 _OPTIONS_GROUP = "meta.k8s.io"
 
@@ -27,6 +28,7 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     force: bool = False
+    field_validation: str = "Warn"  # Ignore, Warn or Strict: what unknown fields in the body get
 
 
 def _go_strings(values: Iterable[str]) -> str:
@@ -92,8 +94,21 @@ def write_options(
             FieldError("fieldManager", "FieldValueRequired", "Required value: is required for apply patch")
         )
     problems += _field_manager_errors(manager)
+    validation = query.get("fieldValidation") or "Warn"
+    if validation not in FIELD_VALIDATIONS:
+        supported = ", ".join(f'"{v}"' for v in FIELD_VALIDATIONS)
+        problems.append(
+            FieldError(
+                "fieldValidation",
+                "FieldValueNotSupported",
+                f'Unsupported value: "{validation}": supported values: {supported}',
+            )
+        )
     if problems:
         raise errors.invalid(f"{kind}Options", "", problems, _OPTIONS_GROUP)
     return WriteOptions(
-        dry_run=bool(values), field_manager=manager, force=query.get("force", "").lower() in ("true", "1")
+        dry_run=bool(values),
+        field_manager=manager,
+        force=query.get("force", "").lower() in ("true", "1"),
+        field_validation=validation,
     )

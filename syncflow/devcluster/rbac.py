@@ -12,6 +12,7 @@ URLs and impersonation are not evaluated.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,21 @@ def _rule_allows(rule: dict[str, Any], verb: str, group: str, resource: str, nam
     )
 
 
+def rules(store: Store, cluster: str, identity: Identity, namespace: str | None = None) -> Iterator[Obj]:
+    """The RBAC rules granted to ``identity`` in ``cluster`` (and ``namespace``'s RoleBindings)."""
+    bindings = [b for _, b in store.items(cluster, RBAC, "clusterrolebindings")]
+    if namespace:
+        bindings += [b for _, b in store.items(cluster, RBAC, "rolebindings", namespace)]
+    for binding in bindings:
+        if not _names_subject(binding, identity):
+            continue
+        ref = binding.get("roleRef") or {}
+        role_namespace = "" if ref.get("kind") == "ClusterRole" else binding["metadata"].get("namespace", "")
+        plural = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
+        role = store.get(cluster, RBAC, plural, role_namespace, ref.get("name", ""))
+        yield from (role or {}).get("rules") or []
+
+
 def allowed(
     store: Store,
     cluster: str,
@@ -98,19 +114,9 @@ def allowed(
         return True
     if identity.cluster is not None and identity.cluster != cluster:
         return False  # a ServiceAccount token is valid only where it was minted
-    bindings = [b for _, b in store.items(cluster, RBAC, "clusterrolebindings")]
-    if namespace:
-        bindings += [b for _, b in store.items(cluster, RBAC, "rolebindings", namespace)]
-    for binding in bindings:
-        if not _names_subject(binding, identity):
-            continue
-        ref = binding.get("roleRef") or {}
-        role_namespace = "" if ref.get("kind") == "ClusterRole" else binding["metadata"].get("namespace", "")
-        plural = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
-        role = store.get(cluster, RBAC, plural, role_namespace, ref.get("name", ""))
-        if role and any(_rule_allows(r, verb, group, resource, name) for r in role.get("rules") or []):
-            return True
-    return False
+    return any(
+        _rule_allows(r, verb, group, resource, name) for r in rules(store, cluster, identity, namespace)
+    )
 
 
 ADMIN_IDENTITY = Identity(ADMIN, (AUTHENTICATED, "system:masters"))

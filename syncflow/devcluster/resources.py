@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib.resources import files
 from typing import Any, Protocol
+
+DEFAULT_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+SERVED_SUBRESOURCES = frozenset({"status", "scale", "finalize", "token", "eviction", "binding"})
+"""Subresources devcluster implements; the catalogue's others (log, exec, resize, …) are not served."""
 
 
 @dataclass(frozen=True)
@@ -14,6 +20,20 @@ class ScaleSubresource:
     spec_replicas_path: str = ".spec.replicas"
     status_replicas_path: str = ".status.replicas"
     label_selector_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Subresource:
+    """A subresource other than status and scale, as discovery announces it.
+
+    ``group``/``version``/``kind`` name the body it takes when that is not the parent's kind.
+    """
+
+    name: str
+    verbs: tuple[str, ...]
+    group: str = ""
+    version: str = ""
+    kind: str = ""
 
 
 class Converter(Protocol):
@@ -42,6 +62,8 @@ class ResourceType:
     scale: ScaleSubresource | None = None
     tracks_generation: bool = False
     custom: bool = False
+    verbs: tuple[str, ...] = DEFAULT_VERBS
+    subresources: tuple[Subresource, ...] = ()
     # CRD data per version: openAPIV3Schema and additionalPrinterColumns.
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, hash=False)
     printer_columns: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False, hash=False)
@@ -61,84 +83,74 @@ class ResourceType:
         """``group/version`` or ``version`` for the core group."""
         return f"{self.group}/{version}" if self.group else version
 
-    @property
-    def verbs(self) -> list[str]:
-        """Verbs announced in discovery."""
-        return ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    def has_subresource(self, name: str) -> bool:
+        """Whether ``<plural>/<name>`` is served."""
+        if name == "status":
+            return self.status_subresource
+        if name == "scale":
+            return self.scale is not None
+        return any(s.name == name for s in self.subresources)
 
 
-def _builtin(
-    group: str,
-    kind: str,
-    plural: str,
-    *,
-    namespaced: bool = True,
-    short: tuple[str, ...] = (),
-    categories: tuple[str, ...] = (),
-    status: bool = False,
-    scale: bool = False,
-    generation: bool = False,
-    version: str = "v1",
-) -> ResourceType:
-    return ResourceType(
-        group=group,
-        versions=(version,),
-        kind=kind,
-        plural=plural,
-        singular=kind.lower(),
-        namespaced=namespaced,
-        short_names=short,
-        categories=categories,
-        status_subresource=status,
-        scale=ScaleSubresource(label_selector_path=".status.selector") if scale else None,
-        tracks_generation=generation,
+def _subresource(name: str, info: dict[str, Any]) -> Subresource:
+    return Subresource(
+        name, tuple(info["verbs"]), info.get("group", ""), info.get("version", ""), info.get("kind", "")
     )
 
 
-BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _builtin("", "Namespace", "namespaces", namespaced=False, short=("ns",), status=True),
-    _builtin("", "ConfigMap", "configmaps", short=("cm",)),
-    _builtin("", "Secret", "secrets"),
-    _builtin("", "Service", "services", short=("svc",), categories=("all",), status=True),
-    _builtin("", "ServiceAccount", "serviceaccounts", short=("sa",)),
-    _builtin("", "Event", "events", short=("ev",)),
-    _builtin("", "Pod", "pods", short=("po",), categories=("all",), status=True),
-    _builtin("events.k8s.io", "Event", "events", short=("ev",)),
-    _builtin(
-        "apps",
-        "Deployment",
-        "deployments",
-        short=("deploy",),
-        categories=("all",),
-        status=True,
-        scale=True,
-        generation=True,
-    ),
-    _builtin("coordination.k8s.io", "Lease", "leases"),
-    _builtin(
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        namespaced=False,
-        short=("crd", "crds"),
-        categories=("api-extensions",),
-        status=True,
-        generation=True,
-    ),
-    _builtin("rbac.authorization.k8s.io", "Role", "roles"),
-    _builtin("rbac.authorization.k8s.io", "RoleBinding", "rolebindings"),
-    _builtin("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", namespaced=False),
-    _builtin("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
-)
+def _catalogue_type(entry: dict[str, Any]) -> ResourceType:
+    subresources = entry["subresources"]
+    return ResourceType(
+        group=entry["group"],
+        versions=tuple(entry["versions"]),
+        kind=entry["kind"],
+        plural=entry["plural"],
+        singular=entry["kind"].lower(),
+        namespaced=entry["namespaced"],
+        short_names=tuple(entry["shortNames"]),
+        categories=tuple(entry["categories"]),
+        status_subresource="status" in subresources,
+        scale=ScaleSubresource(label_selector_path=".status.selector") if "scale" in subresources else None,
+        tracks_generation=entry["generation"],
+        verbs=tuple(entry["verbs"]),
+        subresources=tuple(
+            _subresource(name, info)
+            for name, info in subresources.items()
+            if name in SERVED_SUBRESOURCES and name not in ("status", "scale")
+        ),
+    )
 
-# Group name -> preferred order of groups in discovery.
+
+def _load_builtin_types() -> tuple[ResourceType, ...]:
+    """Kubernetes 1.32's built-in types, from the catalogue (see builtins/generate.py)."""
+    entries = json.loads(files("syncflow.devcluster.builtins").joinpath("catalogue.json").read_text())
+    return tuple(_catalogue_type(entry) for entry in entries)
+
+
+BUILTIN_TYPES: tuple[ResourceType, ...] = _load_builtin_types()
+
+# The order of groups in discovery: kube-apiserver's (the core group first), then the rest by name.
 GROUP_ORDER = (
     "",
+    "apiregistration.k8s.io",
     "apps",
     "events.k8s.io",
-    "coordination.k8s.io",
-    "apiextensions.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
     "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
 )
 
 

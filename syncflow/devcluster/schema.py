@@ -110,6 +110,39 @@ def _prune(value: Any, schema: Mapping[str, Any], *, root: bool = False) -> Any:
     return out
 
 
+def unknown_fields(obj: Any, schema: Mapping[str, Any]) -> list[str]:
+    """Paths (``spec.foo``, ``spec.items[0].bar``) of the fields :func:`prune` drops as unknown."""
+    found: list[str] = []
+    _unknown(obj, schema, "", found, root=True)
+    return found
+
+
+def _unknown(
+    value: Any, schema: Mapping[str, Any], path: str, found: list[str], *, root: bool = False
+) -> None:
+    if isinstance(value, list):
+        if (items := _items(schema)) is not None:
+            for i, child in enumerate(value):
+                _unknown(child, items, f"{path}[{i}]", found)
+        return
+    if (
+        not isinstance(value, dict)
+        or schema.get(PRESERVE_UNKNOWN)
+        or schema.get("additionalProperties") is True
+    ):
+        return
+    props, extra = _properties(schema), _additional(schema)
+    keep_meta = root or bool(schema.get(EMBEDDED_RESOURCE))
+    for name, child in value.items():
+        sub = props.get(name, extra)
+        if keep_meta and name in _RESOURCE_FIELDS:
+            continue  # apiVersion, kind and ObjectMeta are always known
+        if sub is not None:
+            _unknown(child, sub, _child(path, name), found)
+        else:
+            found.append(_child(path, name))
+
+
 # --- validation ------------------------------------------------------------------------------
 
 

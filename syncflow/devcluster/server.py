@@ -18,11 +18,15 @@ from syncflow.devcluster import (
     errors,
     limits,
     openapi,
+    openapiproto,
+    podactions,
     protobuf,
+    reviews,
     routing,
     scale,
     tables,
 )
+from syncflow.devcluster.allocators import ServiceAllocator
 from syncflow.devcluster.crud import APPLY_PATCH, Objects, Target, field_labels
 from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.lifecycle import Lifecycle
@@ -68,9 +72,12 @@ def identity_of(request: web.Request) -> Identity:
     return identity
 
 
-def json_response(body: Any, status: int = 200) -> web.Response:
-    """A JSON response encoded with orjson."""
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+def json_response(body: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    """A JSON response encoded with orjson, with a ``Warning: 299`` header per warning."""
+    response = web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+    for warning in warnings or ():
+        response.headers.add("Warning", "299 - " + orjson.dumps(warning).decode())
+    return response
 
 
 def _bool_param(value: str | None) -> bool:
@@ -89,6 +96,7 @@ class DevCluster:
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
         self.service_accounts = ServiceAccounts(self.objects, self.registry, lambda: self.config.ca_pem)
+        ServiceAllocator(self.objects)
         self.request_counts: Counter[str] = Counter()
         self.bootstrap()
 
@@ -139,13 +147,7 @@ class DevCluster:
             self.request_counts[request.method] += 1
         if request.path not in _UNAUTHENTICATED_PATHS:
             header = request.headers.get("Authorization", "")
-            token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
-            identity: Identity | None = None
-            if token in self.config.tokens:
-                name = self.config.tokens[token]
-                identity = ADMIN_IDENTITY if name == ADMIN else Identity(name)
-            elif token:
-                identity = self.service_accounts.authenticate(token)
+            identity = self.identify(header[len("Bearer ") :] if header.startswith("Bearer ") else "")
             if identity is None and self.config.tokens:
                 raise errors.unauthorized()
             if identity is not None:
@@ -167,6 +169,13 @@ class DevCluster:
             if limit.expired():
                 raise deadlines.timed_out() from None
             raise
+
+    def identify(self, token: str) -> Identity | None:
+        """Who a bearer token names: a ``--token`` identity or a ServiceAccount (None: unknown)."""
+        if token in self.config.tokens:
+            name = self.config.tokens[token]
+            return ADMIN_IDENTITY if name == ADMIN else Identity(name)
+        return self.service_accounts.authenticate(token) if token else None
 
     # ----- routing -----
 
@@ -191,6 +200,17 @@ class DevCluster:
         if segments[:2] == ["openapi", "v3"]:
             view.authorize_discovery()
             return self._openapi(view, segments[2:], url_prefix)
+        if segments == ["openapi", "v2"]:
+            view.authorize_discovery()
+            accept = request.headers.get("Accept", "")
+            document = openapi.v2_document(view.types())
+            if any(media_type in accept for media_type in openapiproto.ACCEPTED):
+                return web.Response(body=openapiproto.encode(document), content_type=openapiproto.MEDIA_TYPE)
+            if not openapi.accepts_json(accept):
+                raise StatusError(
+                    406, "NotAcceptable", f"only application/json and {openapiproto.MEDIA_TYPE}"
+                )
+            return json_response(document)
         parsed = routing.parse(segments)
         if isinstance(parsed, routing.DiscoveryPath):
             view.authorize_discovery()
@@ -231,12 +251,16 @@ class DevCluster:
         rtype = view.lookup(path.group, path.version, path.resource)
         if rtype is None or (path.namespace is not None and not rtype.namespaced):
             raise _not_served()
-        if path.subresource and not self._has_subresource(rtype, path.subresource):
+        if path.subresource and not rtype.has_subresource(path.subresource):
             raise _not_served()
         if rtype.namespaced and path.name and path.namespace is None:
             raise _not_served()
         method = request.method
-        view.authorize(_verb(method, path, request.query), rtype, path.namespace, path.name, path.subresource)
+        verb = _verb(method, path, request.query)
+        if not path.subresource and verb not in rtype.verbs:
+            raise errors.method_not_allowed("the server does not allow this method on the requested resource")
+        if not reviews.open_to_everyone(rtype):
+            view.authorize(verb, rtype, path.namespace, path.name, path.subresource)
         cluster = view.cluster or ""
         t = Target(cluster, rtype, path.version)
         namespace = (path.namespace or "") if rtype.namespaced else ""
@@ -247,10 +271,19 @@ class DevCluster:
                 if rtype.namespaced and path.namespace is None:
                     raise errors.method_not_allowed(f"POST on cluster-wide {rtype.plural} is not allowed")
                 body = await self._body(request)
+                if (rtype.group, rtype.plural) == ("", "bindings"):
+                    name = str(((body or {}).get("metadata") or {}).get("name") or "")
+                    return json_response(
+                        podactions.bind(self.objects, self._pods(t), namespace, name, body), 201
+                    )
+                if reviews.is_review(rtype):
+                    return json_response(
+                        reviews.answer(view, rtype, t.api_version, namespace, body, self.identify), 201
+                    )
                 options = _options("Create", request)
-                with self.objects.dry_run(options.dry_run):
+                with self.objects.writing(options.dry_run, options.field_validation) as warnings:
                     created = self.objects.create(t, namespace, body, _tracking(request, t, options).updated)
-                return json_response(present(view, t, cluster, created), 201)
+                return json_response(present(view, t, cluster, created), 201, warnings)
             if method == "DELETE":
                 return await self._delete_collection(request, view, t, path.namespace)
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
@@ -261,6 +294,15 @@ class DevCluster:
             raise errors.not_found(rtype.plural, path.name, rtype.group)
         if path.subresource == "scale":
             return await self._scale(request, t, current)
+        if path.subresource in ("binding", "eviction"):
+            if method != "POST":
+                raise errors.method_not_allowed(
+                    "the server does not allow this method on the requested resource"
+                )
+            action = podactions.bind if path.subresource == "binding" else podactions.evict
+            return json_response(
+                action(self.objects, t, namespace, path.name, await self._body(request)), 201
+            )
         if path.subresource == "token":
             if method != "POST":
                 raise errors.method_not_allowed(
@@ -286,41 +328,33 @@ class DevCluster:
         if method == "PUT":
             body = await self._body(request)
             options = _options("Update", request)
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run, options.field_validation) as warnings:
                 track = _tracking(request, t, options, path.subresource).updated
                 updated = self.objects.update(t, namespace, path.name, body, path.subresource, track)
-            return json_response(present(view, t, cluster, updated))
+            return json_response(present(view, t, cluster, updated), warnings=warnings)
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             raw = await request.read()
             options = _options("Patch", request, patch_type=content_type)
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run, options.field_validation) as warnings:
                 track = _tracking(request, t, options, path.subresource).updated
                 patched = self.objects.patch(
                     t, namespace, path.name, content_type, raw, path.subresource, track
                 )
-            return json_response(present(view, t, cluster, patched))
+            return json_response(present(view, t, cluster, patched), warnings=warnings)
         if method == "DELETE" and not path.subresource:
             delete_options = await self._delete_options(request)
             options = _options("Delete", request, body_options=delete_options)
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run):
                 result = self.objects.delete(t, namespace, path.name, delete_options)
-            if result["metadata"].get("deletionTimestamp") and self.store.get(
-                cluster, rtype.group, rtype.plural, namespace, path.name
-            ):
-                return json_response(present(view, t, cluster, result))
-            return json_response(_deleted_status(rtype, result))
+            return json_response(present(view, t, cluster, result))  # as kube: the object, not a Status
         raise errors.method_not_allowed("the server does not allow this method on the requested resource")
 
-    @staticmethod
-    def _has_subresource(rtype: ResourceType, subresource: str) -> bool:
-        if subresource == "status":
-            return rtype.status_subresource
-        if subresource == "scale":
-            return rtype.scale is not None
-        if subresource == "token":
-            return (rtype.group, rtype.plural) == ("", "serviceaccounts")
-        return subresource == "finalize" and (rtype.group, rtype.plural) == ("", "namespaces")
+    def _pods(self, t: Target) -> Target:
+        pods = self.registry.by_group_resource(t.cluster, "", "pods")
+        if pods is None:
+            raise _not_served()
+        return Target(t.cluster, pods, "v1")
 
     async def _body(self, request: web.Request) -> Any:
         raw = await request.read()
@@ -466,7 +500,7 @@ class DevCluster:
         deleted = []
         for _, obj in page.items:
             meta = obj["metadata"]
-            with self.objects.dry_run(options.dry_run):
+            with self.objects.writing(options.dry_run):
                 removed = self.objects.delete(t, meta.get("namespace", ""), meta["name"], delete_options)
             deleted.append(present(view, t, t.cluster, removed))
         return json_response(
@@ -488,9 +522,10 @@ class DevCluster:
         if existing is not None and not view.visible(t.cluster, t.rtype, existing):
             raise errors.not_found(t.rtype.plural, path.name, t.rtype.group)
         tracking = _tracking(request, t, options, path.subresource)
-        with self.objects.dry_run(options.dry_run):
+        with self.objects.writing(options.dry_run, options.field_validation) as warnings:
             applied = self.objects.apply(t, namespace, path.name, raw, tracking, options.force)
-        return json_response(present(view, t, t.cluster, applied), 200 if existing is not None else 201)
+        code = 200 if existing is not None else 201
+        return json_response(present(view, t, t.cluster, applied), code, warnings)
 
     async def _scale(self, request: web.Request, t: Target, obj: Obj) -> web.Response:
         assert t.rtype.scale is not None
@@ -505,7 +540,7 @@ class DevCluster:
             options = _options("Patch", request, patch_type=content_type)
         else:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
-        with self.objects.dry_run(options.dry_run):
+        with self.objects.writing(options.dry_run):
             wanted_obj = scale.with_replicas(t.rtype.scale, obj, wanted)
             updated = self.objects.replace(t, obj, wanted_obj, "", _tracking(request, t, options).updated)
         return json_response(scale.scale_of(t.rtype.scale, updated))
@@ -556,14 +591,3 @@ def _options(
 
 def _not_served() -> StatusError:
     return StatusError(404, "NotFound", "the server could not find the requested resource")
-
-
-def _deleted_status(rtype: ResourceType, obj: Obj) -> dict[str, Any]:
-    details: dict[str, Any] = {
-        "name": obj["metadata"]["name"],
-        "kind": rtype.plural,
-        "uid": obj["metadata"].get("uid", ""),
-    }
-    if rtype.group:
-        details["group"] = rtype.group
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

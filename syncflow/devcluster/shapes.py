@@ -19,6 +19,7 @@ from syncflow.devcluster import patch
 from syncflow.devcluster.resources import ResourceType
 
 ATOMIC, SET, MAP = "atomic", "set", "map"
+_NO_STRATEGIES = patch.PatchSchema()  # shared: built once, not per field of every write
 
 
 class Shape(Protocol):
@@ -61,7 +62,7 @@ class PatchShape:
     def field(self, name: str) -> Shape:
         """The shape of ``name``, carrying its list strategy."""
         strategy = self.schema.strategy(name)
-        return PatchShape(strategy.schema or patch.PatchSchema(), strategy)
+        return PatchShape(strategy.schema or _NO_STRATEGIES, strategy)
 
     def item(self) -> Shape:
         """List elements are described by the strategy's schema."""

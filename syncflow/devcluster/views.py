@@ -57,13 +57,17 @@ class View:
             raise errors.method_not_allowed(
                 f'{verb} is not allowed in the "*" logical cluster: only list and watch are'
             )
-        if self.cluster is None or self.store is None or not self.held_to_rbac():
-            return
         resource = f"{rtype.plural}/{subresource}" if subresource else rtype.plural
-        if not rbac.allowed(
-            self.store, self.cluster, self.identity, verb, rtype.group, resource, name, namespace
-        ):
+        if self.cluster is not None and not self.allows(verb, rtype.group, resource, name, namespace):
             raise errors.forbidden(self.denial(verb, rtype, resource, name, namespace))
+
+    def allows(
+        self, verb: str, group: str, resource: str, name: str = "", namespace: str | None = None
+    ) -> bool:
+        """Whether the identity may ``verb`` the resource (``plural`` or ``plural/subresource``) here."""
+        if self.cluster is None or self.store is None or not self.held_to_rbac():
+            return True
+        return rbac.allowed(self.store, self.cluster, self.identity, verb, group, resource, name, namespace)
 
     def denial(self, verb: str, rtype: ResourceType, resource: str, name: str, namespace: str | None) -> str:
         """The message of a 403 for an RBAC denial."""

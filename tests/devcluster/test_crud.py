@@ -178,11 +178,11 @@ def test_scale_subresource(api_client: client.ApiClient, namespace: str) -> None
     assert apps.read_namespaced_deployment("sc", namespace).spec.replicas == 6
 
 
-def test_delete_returns_status_and_finalizers_hold(api_client: client.ApiClient, namespace: str) -> None:
+def test_delete_returns_the_object_and_finalizers_hold(api_client: client.ApiClient, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
     core.create_namespaced_config_map(namespace, _cm("plain"))
-    status = core.delete_namespaced_config_map("plain", namespace, propagation_policy="Background")
-    assert status["status"] == "Success" and status["details"]["name"] == "plain"
+    deleted = core.delete_namespaced_config_map("plain", namespace, propagation_policy="Background")
+    assert deleted["kind"] == "ConfigMap" and deleted["metadata"]["name"] == "plain"
     held = _cm("held")
     held.metadata.finalizers = ["example.com/hold"]
     core.create_namespaced_config_map(namespace, held)
