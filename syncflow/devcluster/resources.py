@@ -114,6 +114,33 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         scale=True,
         generation=True,
     ),
+    _builtin(
+        "apps",
+        "ReplicaSet",
+        "replicasets",
+        short=("rs",),
+        categories=("all",),
+        status=True,
+        scale=True,
+        generation=True,
+    ),
+    _builtin(
+        "apps",
+        "StatefulSet",
+        "statefulsets",
+        short=("sts",),
+        categories=("all",),
+        status=True,
+        scale=True,
+        generation=True,
+    ),
+    _builtin(
+        "apps", "DaemonSet", "daemonsets", short=("ds",), categories=("all",), status=True, generation=True
+    ),
+    _builtin("batch", "Job", "jobs", categories=("all",), status=True, generation=True),
+    _builtin("", "Node", "nodes", namespaced=False, short=("no",), status=True),
+    _builtin("", "Endpoints", "endpoints", short=("ep",)),
+    _builtin("discovery.k8s.io", "EndpointSlice", "endpointslices"),
     _builtin("coordination.k8s.io", "Lease", "leases"),
     _builtin(
         "apiextensions.k8s.io",
@@ -136,7 +163,9 @@ GROUP_ORDER = (
     "",
     "apps",
     "events.k8s.io",
+    "batch",
     "coordination.k8s.io",
+    "discovery.k8s.io",
     "apiextensions.k8s.io",
     "rbac.authorization.k8s.io",
 )
