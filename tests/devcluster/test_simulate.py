@@ -3,6 +3,7 @@ DaemonSets and Jobs run their pods, which become Running/Ready, and their status
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -220,3 +221,20 @@ def test_job_pods_succeed_and_the_job_completes(api_client: client.ApiClient, na
     assert all(p.metadata.labels["batch.kubernetes.io/job-name"] == "once" for p in pods)
     terminated = pods[0].status.container_statuses[0].state.terminated
     assert (terminated.exit_code, terminated.reason) == (0, "Completed")
+
+
+def test_kubectl_rollout_status_and_wait(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("create", "deployment", "kc", "--image=nginx:1.27", "--replicas=2", "-n", namespace)
+    rollout = kubectl.run("rollout", "status", "deployment/kc", "-n", namespace, "--timeout=20s")
+    assert 'deployment "kc" successfully rolled out' in rollout.stdout
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "kc-job"},
+        "spec": {"template": pod_template("kc-job", restart="Never")},
+    }
+    kubectl.run("apply", "-n", namespace, "-f", "-", stdin=json.dumps(job))
+    waited = kubectl.run("wait", "--for=condition=Complete", "job/kc-job", "-n", namespace, "--timeout=20s")
+    assert "condition met" in waited.stdout
+    nodes = kubectl.json("get", "nodes")
+    assert [n["metadata"]["name"] for n in nodes["items"]] == [NODE]

@@ -85,8 +85,8 @@ def test_endpoints_follow_the_selector_and_ready_pods(api_client: client.ApiClie
     )
 
     def addresses() -> set[str]:
-        subsets = core.read_namespaced_endpoints("web", namespace).subsets or []
-        return {a.ip for s in subsets for a in s.addresses or []}
+        endpoints = core.list_namespaced_endpoints(namespace).items  # none until the controller made it
+        return {a.ip for e in endpoints for s in e.subsets or [] for a in s.addresses or []}
 
     def pod_ips() -> set[str]:
         return {p.status.pod_ip for p in core.list_namespaced_pod(namespace, label_selector="app=web").items}

@@ -76,7 +76,7 @@ class GarbageCollector:
     def _owner_exists(self, cluster: str, namespace: str, r: Obj) -> bool:
         rtype = self.api.type_of_kind(cluster, str(r.get("apiVersion", "")), str(r.get("kind", "")))
         if rtype is None:
-            return False
+            return True  # a kind this cluster does not serve cannot be looked up: never collect for it
         owner = self.api.get(
             cluster, rtype.group, rtype.plural, namespace if rtype.namespaced else "", str(r.get("name"))
         )

@@ -55,6 +55,8 @@ class OwnerIndex:
 
     def update(self, cluster: str, ref: Ref, new: Obj | None, old: Obj | None) -> None:
         """Record a change of an object (``new`` None: removed)."""
+        if not owner_references(new) and not owner_references(old):
+            return  # the common case, kept cheap: most objects have no owner
         before = {str(r.get("uid")) for r in owner_references(old)}
         after = {str(r.get("uid")) for r in owner_references(new)}
         for uid in before - after:
