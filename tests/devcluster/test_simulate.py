@@ -238,3 +238,54 @@ def test_kubectl_rollout_status_and_wait(kubectl: Kubectl, namespace: str) -> No
     assert "condition met" in waited.stdout
     nodes = kubectl.json("get", "nodes")
     assert [n["metadata"]["name"] for n in nodes["items"]] == [NODE]
+
+
+def test_recreate_strategy_replaces_all_pods(
+    api_client: client.ApiClient, kubectl: Kubectl, namespace: str
+) -> None:
+    apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
+    apps.create_namespaced_deployment(
+        namespace, workload("Deployment", "re", replicas=2, strategy={"type": "Recreate"})
+    )
+    wait_for(
+        lambda: status_field(apps.read_namespaced_deployment("re", namespace), "ready_replicas") == 2,
+        what="ready",
+    )
+    kubectl.run("set", "image", "deployment/re", "main=nginx:1.28", "-n", namespace)
+    kubectl.run("rollout", "status", "deployment/re", "-n", namespace, "--timeout=20s")
+    pods = _pods(core, namespace, "re")
+    assert len(pods) == 2 and {p.spec.containers[0].image for p in pods} == {"nginx:1.28"}
+    assert sorted(rs.spec.replicas for rs in apps.list_namespaced_replica_set(namespace).items) == [0, 2]
+
+
+def test_statefulset_template_change_replaces_pods(api_client: client.ApiClient, namespace: str) -> None:
+    apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
+    apps.create_namespaced_stateful_set(
+        namespace, workload("StatefulSet", "kv", replicas=2, serviceName="kv")
+    )
+    before = wait_for(
+        lambda: (
+            status_field(s := apps.read_namespaced_stateful_set("kv", namespace), "ready_replicas") == 2 and s
+        ),
+        what="2 ready",
+    )
+    apps.patch_namespaced_stateful_set(
+        "kv", namespace, {"spec": {"template": {"metadata": {"annotations": {"rev": "2"}}}}}
+    )
+
+    def updated() -> Any:
+        s = apps.read_namespaced_stateful_set("kv", namespace)
+        done = (
+            status_field(s, "observed_generation") == 2
+            and status_field(s, "updated_replicas") == 2
+            and status_field(s, "ready_replicas") == 2
+            and s.status.current_revision == s.status.update_revision
+        )
+        return done and s
+
+    after = wait_for(updated, what="the StatefulSet rolled to its new template")
+    assert after.status.update_revision != before.status.update_revision
+    pods = _pods(core, namespace, "kv")
+    assert sorted(p.metadata.name for p in pods) == ["kv-0", "kv-1"]
+    assert {p.metadata.annotations.get("rev") for p in pods} == {"2"}
+    assert {p.metadata.labels["controller-revision-hash"] for p in pods} == {after.status.update_revision}
