@@ -289,3 +289,29 @@ def test_statefulset_template_change_replaces_pods(api_client: client.ApiClient,
     assert sorted(p.metadata.name for p in pods) == ["kv-0", "kv-1"]
     assert {p.metadata.annotations.get("rev") for p in pods} == {"2"}
     assert {p.metadata.labels["controller-revision-hash"] for p in pods} == {after.status.update_revision}
+
+
+def test_a_bare_pod_is_scheduled_and_runs(api_client: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api_client)
+    spec = pod_template("bare", readinessGates=[{"conditionType": "example.com/warm"}])["spec"]
+    spec["initContainers"] = [{"name": "setup", "image": "busybox"}]
+    core.create_namespaced_pod(namespace, {"metadata": {"name": "bare"}, "spec": spec})
+    pod = wait_for(
+        lambda: status_field(p := core.read_namespaced_pod("bare", namespace), "phase") == "Running" and p,
+        what="the pod running",
+    )
+    assert pod.spec.node_name == NODE and pod.status.host_ip and pod.status.pod_ip
+    conditions = {c.type: c.status for c in pod.status.conditions}
+    assert conditions == dict.fromkeys(
+        (
+            "PodReadyToStartContainers",
+            "Initialized",
+            "ContainersReady",
+            "Ready",
+            "PodScheduled",
+            "example.com/warm",
+        ),
+        "True",
+    )
+    [init] = pod.status.init_container_statuses
+    assert init.name == "setup" and init.state.terminated.reason == "Completed"

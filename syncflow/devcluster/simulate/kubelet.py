@@ -57,7 +57,8 @@ class Kubelet:
         now = now_rfc3339()
         status: Obj = deep_copy(pod.get("status") or {})
         conditions: list[Obj] = status.get("conditions") or []
-        for kind in _RUNNING_CONDITIONS:
+        gates = [str(g.get("conditionType")) for g in (pod.get("spec") or {}).get("readinessGates") or []]
+        for kind in (*_RUNNING_CONDITIONS, *gates):  # readiness gates are met too, as kwok does
             conditions = set_condition(conditions, kind, "True", "", "")
         ip = self._pod_ip()
         status.update(
@@ -83,6 +84,27 @@ class Kubelet:
                 for c in _containers(pod)
             ],
         )
+        init = (pod.get("spec") or {}).get("initContainers") or []
+        if init:
+            status["initContainerStatuses"] = [
+                {
+                    "name": c["name"],
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "containerID": _container_id(pod, c["name"]),
+                    "ready": True,
+                    "restartCount": 0,
+                    "state": {
+                        "terminated": {
+                            "exitCode": 0,
+                            "reason": "Completed",
+                            "startedAt": now,
+                            "finishedAt": now,
+                        }
+                    },
+                }
+                for c in init
+            ]
         return status
 
 
