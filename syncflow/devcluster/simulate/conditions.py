@@ -27,3 +27,9 @@ def set_condition(
     if old is None:
         return [*conditions, condition]
     return [condition if c is old else c for c in conditions]
+
+
+def is_true(obj: Obj, kind: str) -> bool:
+    """The object's ``kind`` status condition is True."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from syncflow.devcluster.crud import deep_copy, now_rfc3339
 from syncflow.devcluster.simulate.api import Api
-from syncflow.devcluster.simulate.conditions import set_condition
+from syncflow.devcluster.simulate.conditions import is_true, set_condition
 from syncflow.devcluster.simulate.config import SimulationConfig
 from syncflow.devcluster.simulate.owners import OwnerIndex
 from syncflow.devcluster.simulate.pods import count, pod_from_template
@@ -20,8 +20,7 @@ _DONE_MESSAGE = "Reached expected number of succeeded pods"
 
 
 def _finished(job: Obj) -> bool:
-    conditions = (job.get("status") or {}).get("conditions") or []
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in conditions)
+    return is_true(job, "Complete") or is_true(job, "Failed")
 
 
 class Jobs:

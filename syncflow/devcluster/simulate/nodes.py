@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from syncflow.devcluster.crud import now_rfc3339
 from syncflow.devcluster.simulate.api import Api
+from syncflow.devcluster.simulate.conditions import is_true
+from syncflow.devcluster.simulate.workloads import selects
 from syncflow.devcluster.store import Obj
 
 NODE_IP = "172.18.0.2"
@@ -89,12 +91,10 @@ def ready_nodes(api: Api, cluster: str, selector: dict[str, str]) -> list[str]:
     names = []
     for node in api.items(cluster, "", "nodes", None):
         labels = node["metadata"].get("labels") or {}
-        conditions = (node.get("status") or {}).get("conditions") or []
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
         if (
-            ready
+            is_true(node, "Ready")
             and not node["metadata"].get("deletionTimestamp")
-            and all(labels.get(k) == v for k, v in selector.items())
+            and selects(selector, labels)
         ):
             names.append(node["metadata"]["name"])
     return sorted(names)

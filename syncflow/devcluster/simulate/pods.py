@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import orjson
 
 from syncflow.devcluster.crud import deep_copy
+from syncflow.devcluster.simulate.conditions import is_true
 from syncflow.devcluster.simulate.owners import owner_reference
 from syncflow.devcluster.store import Obj
 
@@ -41,14 +42,9 @@ def pod_from_template(owner: Obj, template: Obj, labels: dict[str, str], *, name
     }
 
 
-def _condition(pod: Obj, kind: str) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
-
-
 def is_ready(pod: Obj) -> bool:
     """The pod's Ready condition is True."""
-    return _condition(pod, "Ready")
+    return is_true(pod, "Ready")
 
 
 def phase(pod: Obj) -> str:

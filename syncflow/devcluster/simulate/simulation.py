@@ -178,7 +178,8 @@ class Simulation:
             self._enqueue("pod", cluster, namespace, name)
             labels = [(state or {}).get("metadata", {}).get("labels") for state in (obj, old)]
             for service in self.api.items(cluster, "", "services", namespace):
-                if any(selects((service.get("spec") or {}).get("selector"), lab) for lab in labels):
+                selector = (service.get("spec") or {}).get("selector")
+                if selector and any(selects(selector, lab) for lab in labels):
                     self._enqueue("endpoints", cluster, namespace, service["metadata"]["name"])
         elif (group, plural) == ("", "services"):
             self._enqueue("service", cluster, namespace, name)

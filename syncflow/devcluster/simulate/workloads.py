@@ -5,6 +5,7 @@ from __future__ import annotations
 from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.owners import OwnerIndex, controlled_by
 from syncflow.devcluster.store import Obj
+from syncflow.selectors import LabelSelector
 
 
 def controlled(api: Api, index: OwnerIndex, cluster: str, owner: Obj, group: str, plural: str) -> list[Obj]:
@@ -25,8 +26,8 @@ def controlled_pods(api: Api, index: OwnerIndex, cluster: str, owner: Obj) -> li
 
 
 def selects(selector: dict[str, str] | None, labels: dict[str, str] | None) -> bool:
-    """A non-empty equality selector (a Service's) matches the labels."""
-    if not selector:
-        return False
-    labels = labels or {}
-    return all(labels.get(k) == v for k, v in selector.items())
+    """An equality map selector (a Service's ``selector``, a ``nodeSelector``) matches the labels.
+
+    An empty selector matches everything; callers for which it selects nothing check first.
+    """
+    return LabelSelector.from_dict({"matchLabels": selector or {}}).matches(labels or {})
