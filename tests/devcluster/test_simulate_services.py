@@ -3,8 +3,11 @@ follow Service selectors and Ready pods, and ``--no-simulate``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kubernetes import client, config
@@ -131,3 +134,17 @@ def test_no_simulate_runs_no_controllers(tmp_path_factory: pytest.TempPathFactor
         assert core.read_namespaced_pod("idle", "default").spec.node_name is None
         assert pod.spec.node_name is None
         assert status_field(apps.read_namespaced_deployment("idle", "default"), "replicas") is None
+
+
+def test_a_malformed_pool_is_refused_at_start(tmp_path: Path) -> None:
+    syncflow = str(Path(sys.executable).parent / "syncflow")
+    args = [syncflow, "devcluster", "--port", "0", "--kubeconfig", str(tmp_path / "kc")]
+    result = subprocess.run(
+        [*args, "--load-balancer-ips", "10.0.0.9-10.0.0.1"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "Invalid value for --load-balancer-ips" in result.stderr and "before the first" in result.stderr
