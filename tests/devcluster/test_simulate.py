@@ -315,3 +315,32 @@ def test_a_bare_pod_is_scheduled_and_runs(api_client: client.ApiClient, namespac
     )
     [init] = pod.status.init_container_statuses
     assert init.name == "setup" and init.state.terminated.reason == "Completed"
+
+
+def test_daemonset_template_change_replaces_its_pod(api_client: client.ApiClient, namespace: str) -> None:
+    apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
+    apps.create_namespaced_daemon_set(namespace, workload("DaemonSet", "logs", replicas=None))
+    wait_for(
+        lambda: status_field(apps.read_namespaced_daemon_set("logs", namespace), "number_ready") == 1,
+        what="ready",
+    )
+    [first] = _pods(core, namespace, "logs")
+    apps.patch_namespaced_daemon_set(
+        "logs",
+        namespace,
+        {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.28"}]}}}},
+    )
+
+    def replaced() -> Any:
+        ds = apps.read_namespaced_daemon_set("logs", namespace)
+        pods = _pods(core, namespace, "logs")
+        done = (
+            status_field(ds, "observed_generation") == 2
+            and status_field(ds, "updated_number_scheduled") == 1
+            and status_field(ds, "number_ready") == 1
+            and len(pods) == 1
+        )
+        return done and pods[0]
+
+    pod = wait_for(replaced, what="the DaemonSet's pod replaced")
+    assert pod.metadata.uid != first.metadata.uid and pod.spec.containers[0].image == "nginx:1.28"
