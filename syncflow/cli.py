@@ -103,6 +103,26 @@ def _require_extra(extra: str, command: str) -> None:
     metavar="DURATION",
     help="How long a non-watch request may take before it is answered 504 (Go duration or seconds).",
 )
+@click.option(
+    "--simulate/--no-simulate",
+    default=True,
+    show_default=True,
+    help="Run simulated controllers (a Ready node, workloads' pods, status, Services, garbage collection).",
+)
+@click.option(
+    "--load-balancer-ips",
+    default=None,
+    metavar="FIRST-LAST|CIDR",
+    help="Simulation: the pool LoadBalancer Services get status.loadBalancer.ingress[].ip from "
+    "(default: 172.18.255.200-172.18.255.250).",
+)
+@click.option(
+    "--load-balancer-delay",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Simulation: seconds before a LoadBalancer Service gets its address.",
+)
 def devcluster(
     host: str,
     port: int,
@@ -115,6 +135,9 @@ def devcluster(
     bookmark_interval: float,
     watch_history: int,
     request_timeout: str,
+    simulate: bool,
+    load_balancer_ips: str | None,
+    load_balancer_delay: float,
 ) -> None:
     """Run the embedded Kubernetes-compatible API server (in memory); --kcp for a kcp."""
     from pathlib import Path
@@ -122,6 +145,7 @@ def devcluster(
     _require_extra("devcluster", "syncflow devcluster")
     from syncflow.devcluster.deadlines import duration_seconds
     from syncflow.devcluster.runner import RunOptions, parse_tokens, run
+    from syncflow.devcluster.simulate.config import SimulationConfig, parse_ip_range
 
     try:
         identities = parse_tokens(tokens)
@@ -133,6 +157,13 @@ def devcluster(
         raise click.BadParameter(str(exc), param_hint="--request-timeout") from None
     if timeout <= 0:
         raise click.BadParameter("must be positive", param_hint="--request-timeout")
+    simulation = SimulationConfig(load_balancer_delay=load_balancer_delay)
+    if load_balancer_ips is not None:
+        try:
+            parse_ip_range(load_balancer_ips)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--load-balancer-ips") from None
+        simulation = simulation.model_copy(update={"load_balancer_ips": load_balancer_ips})
     run(
         RunOptions(
             host=host,
@@ -146,6 +177,7 @@ def devcluster(
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,
             request_timeout=timeout,
+            simulation=simulation if simulate else None,
         )
     )
 

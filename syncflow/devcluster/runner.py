@@ -17,6 +17,8 @@ from syncflow.devcluster.kcp.server import KcpDevCluster
 from syncflow.devcluster.kubeconfig import kubeconfig, write_kubeconfig
 from syncflow.devcluster.rbac import ADMIN
 from syncflow.devcluster.server import DevCluster, ServerConfig
+from syncflow.devcluster.simulate.config import SimulationConfig
+from syncflow.devcluster.simulate.simulation import Simulation
 from syncflow.devcluster.tls import make_serving_certificate
 
 CONTEXT = "devcluster"
@@ -54,6 +56,7 @@ class RunOptions:
     bookmark_interval: float = 60.0
     watch_history: int = 10_000
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
+    simulation: SimulationConfig | None = field(default_factory=SimulationConfig)  # None: --no-simulate
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -84,6 +87,14 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
     cluster = (
         KcpDevCluster(config, options.sync_target_heartbeat_threshold) if options.kcp else DevCluster(config)
     )
+    # kcp serves no workloads' controllers, so only a plain cluster is simulated.
+    simulation = (
+        Simulation(cluster.objects, cluster.registry, options.simulation)
+        if options.simulation is not None and not options.kcp
+        else None
+    )
+    if simulation is not None:
+        simulation.start()
     runner = web.AppRunner(cluster.app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.SockSite(runner, sock, ssl_context=certificate.ssl_context() if certificate else None)
@@ -105,6 +116,8 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
     try:
         await stop.wait()
     finally:
+        if simulation is not None:
+            await simulation.stop()
         await runner.cleanup()
 
 

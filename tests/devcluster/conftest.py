@@ -14,9 +14,19 @@ from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluste
 
 @pytest.fixture(scope="session")
 def devcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:
-    """One devcluster for the session, with a short bookmark interval and a small watch window."""
+    """One devcluster for the session, with a short bookmark interval and a small watch window.
+
+    Without simulated controllers, like envtest's kube-apiserver: these tests pin the API server's
+    own semantics, and a controller writing status meanwhile would race them. The simulation's
+    tests (test_simulate*.py) override this fixture with a simulated devcluster.
+    """
     server = start_devcluster(
-        tmp_path_factory.mktemp("devcluster"), "--bookmark-interval", "0.3", "--watch-history", "500"
+        tmp_path_factory.mktemp("devcluster"),
+        "--bookmark-interval",
+        "0.3",
+        "--watch-history",
+        "500",
+        "--no-simulate",
     )
     yield server
     server.stop()

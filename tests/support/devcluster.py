@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,3 +112,12 @@ class Kubectl:
             env=env,
             start_new_session=True,
         )
+
+
+def simulated_devcluster(workdir: Path) -> Iterator[DevclusterProcess]:
+    """A devcluster with its simulated controllers (the default), stopped afterwards."""
+    server = start_devcluster(workdir)
+    try:
+        yield server
+    finally:
+        server.stop()
