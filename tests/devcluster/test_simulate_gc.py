@@ -105,8 +105,7 @@ def test_a_dependent_whose_owner_does_not_exist_is_collected(
 
 def test_foreground_deletes_dependents_first(api_client: client.ApiClient, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
-    # The owner carries the finalizer a Foreground delete records (kube-apiserver sets it on DELETE).
-    owner = _cm(core, namespace, "owner", finalizers=("foregroundDeletion",))
+    owner = _cm(core, namespace, "owner")  # the Foreground DELETE records foregroundDeletion on it
     _cm(core, namespace, "held", owners=(_owner_ref(owner),), finalizers=("example.com/hold",))
     _cm(core, namespace, "free", owners=(_owner_ref(owner, block=False),))
     core.delete_namespaced_config_map("owner", namespace, propagation_policy="Foreground")
@@ -128,9 +127,7 @@ def test_foreground_deletion_of_a_deployment_removes_everything(
     api_client: client.ApiClient, namespace: str
 ) -> None:
     apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
-    apps.create_namespaced_deployment(
-        namespace, workload("Deployment", "fg", replicas=2, finalizers=("foregroundDeletion",))
-    )
+    apps.create_namespaced_deployment(namespace, workload("Deployment", "fg", replicas=2))
     wait_for(
         lambda: status_field(apps.read_namespaced_deployment("fg", namespace), "ready_replicas") == 2,
         what="ready",
@@ -143,7 +140,7 @@ def test_foreground_deletion_of_a_deployment_removes_everything(
 
 def test_orphan_removes_the_references(api_client: client.ApiClient, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
-    owner = _cm(core, namespace, "owner", finalizers=("orphan",))  # what an Orphan delete records
+    owner = _cm(core, namespace, "owner")  # the Orphan DELETE records the orphan finalizer on it
     _cm(core, namespace, "kept-1", owners=(_owner_ref(owner),))
     _cm(core, namespace, "kept-2", owners=(_owner_ref(owner),))
     core.delete_namespaced_config_map("owner", namespace, propagation_policy="Orphan")

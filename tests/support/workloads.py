@@ -13,17 +13,12 @@ def pod_template(app: str, *, restart: str = "Always", **spec: Any) -> dict[str,
     }
 
 
-def workload(
-    kind: str, name: str, replicas: int | None = 3, *, finalizers: tuple[str, ...] = (), **spec: Any
-) -> dict[str, Any]:
+def workload(kind: str, name: str, replicas: int | None = 3, **spec: Any) -> dict[str, Any]:
     """An apps/v1 ``kind`` selecting ``app=<name>``; ``replicas`` None leaves the field out (DaemonSets)."""
-    metadata: dict[str, Any] = {"name": name}
-    if finalizers:
-        metadata["finalizers"] = list(finalizers)
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": kind,
-        "metadata": metadata,
+        "metadata": {"name": name},
         "spec": {"selector": {"matchLabels": {"app": name}}, "template": pod_template(name), **spec},
     }
     if replicas is not None:
