@@ -7,7 +7,6 @@ import logging
 from typing import Literal
 
 from kubernetes.client.exceptions import ApiException
-from redis import Redis
 from redis.exceptions import RedisError
 
 from syncflow import modes
@@ -16,6 +15,7 @@ from syncflow.kube.clients import cluster_client, kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.neterrors import describe, display_url, network_reason
+from syncflow.redisclient import connect_redis
 
 logger = logging.getLogger("syncflow.preflight")
 
@@ -30,7 +30,7 @@ class PreflightError(Exception):
 def check_redis(settings: Settings) -> None:
     """Redis answers at ``--redis-url``."""
     try:
-        client = Redis.from_url(settings.redis_url, socket_connect_timeout=3, socket_timeout=3)
+        client = connect_redis(settings.redis_url, socket_connect_timeout=3, socket_timeout=3)
     except ValueError as exc:
         raise PreflightError(f"--redis-url {display_url(settings.redis_url)}: {exc}") from None
     try:

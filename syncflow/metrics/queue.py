@@ -15,6 +15,7 @@ from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import QueueStats
+from syncflow.redisclient import connect_redis
 
 logger = logging.getLogger("syncflow.metrics")
 
@@ -32,7 +33,7 @@ class QueueCollector(Collector):
     """``syncflow_queue_keys{queue,state}``, ``syncflow_queue_messages{queue}`` and ``syncflow_redis_up``."""
 
     def __init__(self, settings: Settings, redis: Redis | None = None) -> None:
-        redis = redis or Redis.from_url(
+        redis = redis or connect_redis(
             settings.redis_url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
         )
         self.service = QueueService(redis, settings, _never_publish)
