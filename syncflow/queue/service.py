@@ -70,10 +70,8 @@ class QueueService:
 
     def since_last_pump(self) -> float | None:
         """Seconds since the last pump run ended (None: none in the last day)."""
-        with self.redis.pipeline(transaction=False) as pipe:
-            pipe.get(pump_last_key(self.settings.agent_name))
-            pipe.time()
-            last, (seconds, micros) = pipe.execute()
+        last = self.redis.get(pump_last_key(self.settings.agent_name))
+        seconds, micros = self.redis.time()  # two calls: Redis Cluster pipelines no TIME
         return None if last is None else max(0.0, seconds + micros / 1e6 - int(last) / 1000)
 
     def replay(self, key: str) -> bool:

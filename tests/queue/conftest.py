@@ -173,13 +173,29 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class RedisServer:
-    """A private redis-server on a free port (for restart and failover tests)."""
+def cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000) is free too."""
+    while True:
+        port = free_port()
+        if port + 10000 < 65536:
+            with socket.socket() as bus, contextlib.suppress(OSError):
+                bus.bind(("127.0.0.1", port + 10000))
+                return port
 
-    def __init__(self, directory: Path) -> None:
+
+class RedisServer:
+    """A private redis-server on a free port (for restart and failover tests), or one node of a
+    Redis Cluster (``cluster``: the node starts empty, with no slots)."""
+
+    def __init__(self, directory: Path, *, cluster: bool = False) -> None:
         self.directory = directory
-        self.port = free_port()
+        self.port = cluster_port() if cluster else free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.options = (
+            ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{self.port}.conf"]
+            if cluster
+            else []
+        )
 
     @property
     def url(self) -> str:
@@ -199,6 +215,7 @@ class RedisServer:
                 "no",
                 "--dir",
                 str(self.directory),
+                *self.options,
             ],
             stdout=subprocess.DEVNULL,
         )
