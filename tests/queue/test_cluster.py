@@ -18,7 +18,9 @@ from redis.cluster import RedisCluster
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
-from syncflow.queue.layout import QueueLayout, budget_key, forget_agent
+from syncflow.kube.bookmarks import Bookmark, RedisBookmarks
+from syncflow.kube.refs import ObjectRef
+from syncflow.queue.layout import QueueLayout, agent_prefix, budget_key, forget_agent
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
 from syncflow.redisclient import connect_redis
@@ -119,6 +121,16 @@ def test_every_queue_operation_runs_on_a_redis_cluster(cluster_settings: Setting
     assert service.broker_backlog()["sync"] == 0  # the broker is the plain Redis, where nothing was sent
     assert forget_agent(redis, cluster_settings.agent_name) > 0
     assert sync.stats().dirty == 0
+
+
+def test_a_watch_bookmark_is_stored_in_one_transaction_on_a_cluster(cluster_settings: Settings) -> None:
+    redis = connect_redis(cluster_settings.redis_url, socket_timeout=5, socket_connect_timeout=5)
+    bookmarks = RedisBookmarks(redis, agent_prefix(cluster_settings.agent_name))
+    ref = ObjectRef.decode("lc1//a")
+    bookmarks.set("rule/v1/configmaps", "7", known=[ref])
+    assert bookmarks.get("rule/v1/configmaps") == Bookmark("7", frozenset({ref}))
+    bookmarks.forget("rule/v1/configmaps")
+    assert bookmarks.get("rule/v1/configmaps") is None
 
 
 def test_an_agents_queues_spread_over_the_nodes_one_slot_per_queue(cluster_url: str) -> None:
