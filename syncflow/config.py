@@ -256,7 +256,7 @@ class Settings(BaseSettings):
         scheme = value.partition("://")[0]
         if scheme not in (*REDIS_SCHEMES, *CLUSTER_SCHEMES):
             raise ValueError(
-                f"want redis://, rediss://, redis+cluster:// or rediss+cluster://, got {scheme}://"
+                f"want redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://, got {scheme}://"
             )
         return value
 

@@ -135,3 +135,24 @@ def test_a_worker_killed_mid_task_has_its_message_redelivered_to_another(
     assert counters().get("expired", 0) >= 1
     survivor = live.processes.running["second" if holder == "first" else "first"]
     assert survivor.poll() is None
+
+
+def test_the_pump_republishes_only_once_rabbitmq_holds_no_message(
+    make_live: Callable[..., Live], amqp_url: str
+) -> None:
+    live = make_live(broker_url=amqp_url)  # no worker: messages wait
+    key = ObjectKey("rec", "rabbit", "root:ws", "default", "lost")
+    live.service.add(key)
+    assert queue_counts(amqp_url, "sync")[0] == 1
+    # While a message waits, RabbitMQ cannot say which key it carries: no scan completes.
+    totals = live.service.pump(grace=0)
+    assert totals is not None and totals.republished == 0
+    assert live.service.broker.scan.verified() == 0
+
+    with Connection(amqp_url, connect_timeout=5) as connection, connection.channel() as channel:
+        channel.queue_purge("sync")  # the message is lost
+    republished = wait_for(
+        lambda: (t := live.service.pump(grace=0)) is not None and t.republished, timeout=10
+    )
+    assert republished == 1
+    assert queue_counts(amqp_url, "sync")[0] == 1
