@@ -37,7 +37,7 @@ DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
-REDIS_SCHEMES = ("redis", "rediss", "unix")
+REDIS_SCHEMES = ("redis", "rediss")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 AMQP_SCHEMES = ("amqp", "amqps", "pyamqp")
 
@@ -248,16 +248,6 @@ class Settings(BaseSettings):
         host, _, port = value.rpartition(":")
         if value and (not host or not port.isdigit() or not 0 <= int(port) <= 65535):
             raise ValueError(f"want host:port, got {value!r}")
-        return value
-
-    @field_validator("redis_url")
-    @classmethod
-    def _check_redis_url(cls, value: str) -> str:
-        scheme = value.partition("://")[0]
-        if scheme not in (*REDIS_SCHEMES, *CLUSTER_SCHEMES):
-            raise ValueError(
-                f"want redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://, got {scheme}://"
-            )
         return value
 
     @field_validator("broker_url")
