@@ -100,7 +100,7 @@ def worker(settings: Settings, concurrency: int) -> Iterator[None]:
     env["SYNCFLOW_PREFLIGHT"] = "false"  # no-op tasks, no clusters
     env["SYNCFLOW_AGENT_NAME"] = settings.agent_name
     command = [str(Path(sys.executable).parent / "syncflow"), "worker", "-c", str(concurrency)]
-    command += ["-Q", "sync,sync-bulk", "-I", "bench.queue", "-l", "WARNING"]
+    command += ["-Q", "sync,sync-bulk", "-I", "bench.queue", "-l", "WARNING", "-n", f"bench-{os.getpid()}@%h"]
     process = subprocess.Popen(
         command,
         env=env,
@@ -113,7 +113,11 @@ def worker(settings: Settings, concurrency: int) -> Iterator[None]:
         yield
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(30)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:  # a warm shutdown that hangs must not outlive the run
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
 
 
 def commands(redis: Redis) -> dict[str, int]:
@@ -135,6 +139,7 @@ class Bench:
         self.round = 0
 
     def _warm_up(self) -> None:
+        self.app.control.purge()  # a message a stopped worker left (RabbitMQ requeues it) must not count
         self.redis.set(COUNTER, 0)
         self.service.add(ObjectKey("bench-noop", "warm", "c", "", f"up-{self.round}"))
         wait(lambda: int(self.redis.get(COUNTER) or 0) == 1, 60)
