@@ -99,6 +99,11 @@ def _time(ms: str | None) -> datetime | None:
     return datetime.fromtimestamp(int(ms) / 1000, UTC) if ms else None
 
 
+ADD_BATCH = 100
+"""Keys per add script call: about 1.6 ms of Redis time (16 µs per key), so a relist of many keys
+never holds up the workers' claims for long."""
+
+
 class WorkQueue:
     """One keyed work queue. Every method is one round trip (one script or one pipeline)."""
 
@@ -119,10 +124,12 @@ class WorkQueue:
         return lane
 
     def add_many(self, keys: Iterable[ObjectKey], *, bulk: bool = False) -> list[tuple[ObjectKey, Lane]]:
-        """``add`` for many keys, one script call per ``pump_batch`` keys (Redis Cluster runs no
+        """``add`` for many keys, one script call per ``ADD_BATCH`` keys (Redis Cluster runs no
         scripts in pipelines); returns the keys that need a message."""
-        keys, batch = list(keys), self._settings.pump_batch
-        added = (pair for i in range(0, len(keys), batch) for pair in self._add(keys[i : i + batch], bulk))
+        keys = list(keys)
+        added = (
+            pair for i in range(0, len(keys), ADD_BATCH) for pair in self._add(keys[i : i + ADD_BATCH], bulk)
+        )
         return [(key, lane) for key, lane in added if lane]
 
     def _add(self, keys: list[ObjectKey], bulk: bool) -> list[tuple[ObjectKey, Lane]]:
