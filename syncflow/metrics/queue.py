@@ -13,6 +13,7 @@ from redis import Redis, RedisError
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
+from syncflow.queue.broker import BrokerUnavailableError
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import QueueStats
 from syncflow.redisclient import connect_redis
@@ -38,11 +39,19 @@ class QueueCollector(Collector):
         )
         self.service = QueueService(redis, settings, _never_publish)
 
+    def _backlog(self) -> dict[str, int]:
+        """Messages per Celery queue; none when a RabbitMQ broker does not answer (Redis still counts)."""
+        try:
+            return self.service.broker_backlog()
+        except BrokerUnavailableError as exc:
+            log_event(logger, "metrics.broker_failed", level=logging.WARNING, error=str(exc))
+            return {}
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("syncflow_redis_up", "1 when this scrape read the work queue from Redis.")
         try:
             stats = self.service.stats()
-            backlog = self.service.broker_backlog()
+            backlog = self._backlog()
         except RedisError as exc:
             error = f"{type(exc).__name__}: {exc}"
             log_event(logger, "metrics.redis_failed", level=logging.WARNING, error=error)

@@ -31,6 +31,7 @@ from redis import Redis
 
 from syncflow.config import Settings
 from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.neterrors import describe, display_url
 from syncflow.queue.celeryconf import broker_transport_options
 from syncflow.queue.layout import BULK_QUEUE, KEYED_QUEUES, agent_prefix, broker_prefix
 from syncflow.redisclient import connect_redis
@@ -87,6 +88,10 @@ def message_key(message: dict[str, Any]) -> ObjectKey | None:
         return None
 
 
+class BrokerUnavailableError(ConnectionError):
+    """The broker did not answer a count (RabbitMQ down, refusing the credentials, or too slow)."""
+
+
 class Broker(Protocol):
     """What the queue asks the Celery broker: how many messages wait, and which keys they carry."""
 
@@ -136,15 +141,18 @@ class AmqpBroker:
         counts = dict.fromkeys(queues, 0)
         transport = {**self.options, "read_timeout": BROKER_TIMEOUT, "write_timeout": BROKER_TIMEOUT}
         connection = Connection(self.url, connect_timeout=BROKER_TIMEOUT, transport_options=transport)  # type: ignore[no-untyped-call]
-        with connection:
-            for name in queues:
-                channel = connection.channel()  # type: ignore[no-untyped-call]
-                try:
-                    counts[name] = int(channel.queue_declare(queue=name, passive=True).message_count)
-                except connection.channel_errors:  # not declared yet (RabbitMQ closed this channel)
-                    continue
-                finally:
-                    channel.close()
+        try:
+            with connection:
+                for name in queues:
+                    channel = connection.channel()  # type: ignore[no-untyped-call]
+                    try:
+                        counts[name] = int(channel.queue_declare(queue=name, passive=True).message_count)
+                    except connection.channel_errors:  # not declared yet (RabbitMQ closed this channel)
+                        continue
+                    finally:
+                        channel.close()
+        except connection.connection_errors as exc:
+            raise BrokerUnavailableError(f"RabbitMQ at {display_url(self.url)}: {describe(exc)}") from exc
         return counts
 
 
