@@ -31,7 +31,7 @@ from redis import Redis
 
 from syncflow.config import Settings
 from syncflow.keys import InvalidKeyError, ObjectKey
-from syncflow.neterrors import describe, display_url
+from syncflow.neterrors import display_url, network_reason
 from syncflow.queue.celeryconf import broker_transport_options
 from syncflow.queue.layout import BULK_QUEUE, KEYED_QUEUES, agent_prefix, broker_prefix
 from syncflow.redisclient import connect_redis
@@ -152,7 +152,9 @@ class AmqpBroker:
                     finally:
                         channel.close()
         except connection.connection_errors as exc:
-            raise BrokerUnavailableError(f"RabbitMQ at {display_url(self.url)}: {describe(exc)}") from exc
+            raise BrokerUnavailableError(
+                f"RabbitMQ at {display_url(self.url)}: {network_reason(exc)}"
+            ) from exc
         return counts
 
 
