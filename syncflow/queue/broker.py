@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -130,31 +131,56 @@ class RedisBroker:
 
 
 class AmqpBroker:
-    """RabbitMQ: counts from passive queue declarations (a queue not declared yet holds none)."""
+    """RabbitMQ: counts from passive queue declarations (a queue not declared yet holds none), on one
+    connection kept for the process (beat and the pump count every second; a connection per count
+    would be a RabbitMQ log line each time). A dropped connection is replaced once per count."""
 
     def __init__(self, redis: Redis, settings: Settings) -> None:
         self.url = settings.celery_broker_url
         self.options = broker_transport_options(settings)
         self.scan = EmptyQueueScan(redis, settings, self)
+        self._connection: Connection | None = None
+        self._lock = threading.Lock()  # e.g. two scrapes of the metrics server at once
 
     def depths(self, queues: Sequence[str]) -> dict[str, int]:
+        with self._lock:
+            try:
+                return self._count(queues)
+            except BrokerUnavailableError:
+                return self._count(queues)  # the kept connection may have dropped: one try on a new one
+
+    def connection(self) -> Connection:
+        """The kept connection (made on first use; kombu connects it lazily)."""
+        if self._connection is None:
+            # No heartbeats: nothing would send them between counts; a dead connection fails the
+            # next count, which then reconnects.
+            transport = {**self.options, "read_timeout": BROKER_TIMEOUT, "write_timeout": BROKER_TIMEOUT}
+            self._connection = Connection(  # type: ignore[no-untyped-call]
+                self.url, connect_timeout=BROKER_TIMEOUT, heartbeat=0, transport_options=transport
+            )
+        return self._connection
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.release()  # type: ignore[no-untyped-call]
+            self._connection = None
+
+    def _count(self, queues: Sequence[str]) -> dict[str, int]:
+        connection = self.connection()
         counts = dict.fromkeys(queues, 0)
-        transport = {**self.options, "read_timeout": BROKER_TIMEOUT, "write_timeout": BROKER_TIMEOUT}
-        connection = Connection(self.url, connect_timeout=BROKER_TIMEOUT, transport_options=transport)  # type: ignore[no-untyped-call]
         try:
-            with connection:
-                for name in queues:
-                    channel = connection.channel()  # type: ignore[no-untyped-call]
-                    try:
-                        counts[name] = int(channel.queue_declare(queue=name, passive=True).message_count)
-                    except connection.channel_errors:  # not declared yet (RabbitMQ closed this channel)
-                        continue
-                    finally:
-                        channel.close()
+            for name in queues:
+                channel = connection.channel()  # type: ignore[no-untyped-call]
+                try:
+                    counts[name] = int(channel.queue_declare(queue=name, passive=True).message_count)
+                except connection.channel_errors:  # not declared yet (RabbitMQ closed this channel)
+                    continue
+                finally:
+                    channel.close()
         except connection.connection_errors as exc:
-            raise BrokerUnavailableError(
-                f"RabbitMQ at {display_url(self.url)}: {network_reason(exc)}"
-            ) from exc
+            self._drop()
+            reason = network_reason(exc)
+            raise BrokerUnavailableError(f"RabbitMQ at {display_url(self.url)}: {reason}") from exc
         return counts
 
 

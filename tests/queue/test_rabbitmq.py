@@ -17,6 +17,7 @@ from amqp.exceptions import PreconditionFailed
 from kombu import Connection
 
 from syncflow.keys import ObjectKey
+from syncflow.queue.broker import AmqpBroker
 from syncflow.queue.layout import CELERY_QUEUES
 from syncflow.tasks import create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
@@ -156,3 +157,18 @@ def test_the_pump_republishes_only_once_rabbitmq_holds_no_message(
     )
     assert republished == 1
     assert queue_counts(amqp_url, "sync")[0] == 1
+
+
+def test_counts_reuse_one_connection_and_survive_its_loss(
+    make_live: Callable[..., Live], amqp_url: str
+) -> None:
+    live = make_live(broker_url=amqp_url)
+    live.service.add(ObjectKey("rec", "rabbit", "root:ws", "default", "counted"))
+    broker = live.service.broker
+    assert isinstance(broker, AmqpBroker)
+    assert broker.depths(["sync", "status"]) == {"sync": 1, "status": 0}
+    kept = broker.connection()
+    assert broker.depths(["sync"]) == {"sync": 1} and broker.connection() is kept
+    kept.connection.sock.shutdown(socket.SHUT_RDWR)  # the network drops it
+    assert broker.depths(["sync"]) == {"sync": 1}
+    assert broker.connection() is not kept
