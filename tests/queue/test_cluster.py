@@ -9,7 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +20,13 @@ from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmark, RedisBookmarks
 from syncflow.kube.refs import ObjectRef
-from syncflow.queue.layout import QueueLayout, agent_prefix, budget_key, forget_agent
+from syncflow.queue.layout import QueueLayout, agent_prefix, budget_key, forget_agent, pump_last_key
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
 from syncflow.redisclient import connect_redis
+from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.conftest import RedisServer, Sent, unique_agent
+from tests.queue.live import Live
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
 
@@ -164,3 +166,19 @@ def test_the_queue_command_reads_a_cluster(cluster_settings: Settings) -> None:
     assert shown.returncode == 0, shown.stderr
     [sync] = [q for q in json.loads(shown.stdout)["queues"] if q["queue"] == "sync"]
     assert (sync["dirty"], sync["pending"]) == (1, 1)
+
+
+def test_real_workers_and_beat_keep_their_queue_on_the_cluster(
+    make_live: Callable[..., Live], cluster_url: str
+) -> None:
+    live = make_live(redis_url=cluster_url, broker_url=session_redis_url())
+    live.redis.set(live.data("delay"), 0.3)
+    live.processes.worker()
+    live.processes.beat()
+    keys = [ObjectKey("rec", "cluster", "root:ws", "default", f"obj-{i}") for i in range(6)]
+    for key in keys:
+        live.event(key)
+    done = lambda: all(live.caught_up(k) for k in keys) and live.idle()  # noqa: E731
+    wait_for(done, timeout=60, what=lambda: "every key\n" + live.processes.logs())
+    assert all(len(live.runs(k)) == 1 for k in keys)
+    assert live.redis.get(pump_last_key(live.settings.agent_name)) is not None  # beat's pump ran here
