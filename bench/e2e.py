@@ -243,11 +243,14 @@ def local_crd() -> dict[str, Any]:
 class Bench:
     """The scenario: setup, the two syncflow runs, the backlog run and the baseline."""
 
-    def __init__(self, stack: Stack, session: aiohttp.ClientSession, workspaces: int) -> None:
+    def __init__(
+        self, stack: Stack, session: aiohttp.ClientSession, workspaces: int, broker_url: str | None
+    ) -> None:
         self.stack, self.session = stack, session
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
-        self.queue = AgentQueue(stack.agent)
+        self.broker_url = broker_url
+        self.queue = AgentQueue(stack.agent, broker_url)
         self.kcp = self.service = Api(session, "")
 
     async def setup(self) -> None:
@@ -313,6 +316,7 @@ class Bench:
             "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": EXPORT,
             "SYNCFLOW_NAMESPACE": "syncflow",
             "SYNCFLOW_RESYNC_PERIOD": "3600",
+            **({"SYNCFLOW_BROKER_URL": self.broker_url} if self.broker_url else {}),
         }
         stack.start("watch", "watch")
         stack.start("beat", "beat", "-s", str(stack.work / "beat-schedule"))
@@ -484,12 +488,14 @@ class Bench:
         }
 
 
-async def run(objects: int, workspaces: int, ghosts: int, budget: float, logs: str | None) -> None:
+async def run(
+    objects: int, workspaces: int, ghosts: int, budget: float, logs: str | None, broker_url: str | None
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(tempfile.mkdtemp(prefix="e2e-", dir=logs) if logs else scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = Bench(stack, session, workspaces)
+            bench = Bench(stack, session, workspaces, broker_url)
             try:
                 began = time.perf_counter()
                 await bench.setup()
@@ -559,5 +565,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--budget", type=float, default=290, help="seconds the whole run may take")
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
+    parser.add_argument("--broker-url", help="Celery broker (default: the Redis), e.g. amqp://…/<vhost>")
     args = parser.parse_args()
-    asyncio.run(run(args.objects, args.workspaces, args.backlog, args.budget, args.logs))
+    print(f"broker {args.broker_url or REDIS_URL}")
+    asyncio.run(run(args.objects, args.workspaces, args.backlog, args.budget, args.logs, args.broker_url))

@@ -96,10 +96,11 @@ def wait(predicate: Callable[[], object], timeout: float) -> None:
 @contextmanager
 def worker(settings: Settings, concurrency: int) -> Iterator[None]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "SYNCFLOW_REDIS_URL": settings.redis_url}
+    env["SYNCFLOW_BROKER_URL"] = settings.celery_broker_url
     env["SYNCFLOW_PREFLIGHT"] = "false"  # no-op tasks, no clusters
     env["SYNCFLOW_AGENT_NAME"] = settings.agent_name
     command = [str(Path(sys.executable).parent / "syncflow"), "worker", "-c", str(concurrency)]
-    command += ["-Q", "sync,sync-bulk", "-I", "bench.queue", "-l", "WARNING"]
+    command += ["-Q", "sync,sync-bulk", "-I", "bench.queue", "-l", "WARNING", "-n", f"bench-{os.getpid()}@%h"]
     process = subprocess.Popen(
         command,
         env=env,
@@ -112,7 +113,11 @@ def worker(settings: Settings, concurrency: int) -> Iterator[None]:
         yield
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(30)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:  # a warm shutdown that hangs must not outlive the run
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
 
 
 def commands(redis: Redis) -> dict[str, int]:
@@ -125,8 +130,8 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 
 class Bench:
-    def __init__(self, redis_url: str, tasks: int) -> None:
-        self.settings = load_settings(redis_url=redis_url, agent_name="bench")
+    def __init__(self, redis_url: str, tasks: int, broker_url: str | None = None) -> None:
+        self.settings = load_settings(redis_url=redis_url, broker_url=broker_url, agent_name="bench")
         self.redis = Redis.from_url(redis_url)
         self.app = create_app(self.settings)
         self.service = QueueService(self.redis, self.settings, CeleryPublisher(self.app))
@@ -134,6 +139,7 @@ class Bench:
         self.round = 0
 
     def _warm_up(self) -> None:
+        self.app.control.purge()  # a message a stopped worker left (RabbitMQ requeues it) must not count
         self.redis.set(COUNTER, 0)
         self.service.add(ObjectKey("bench-noop", "warm", "c", "", f"up-{self.round}"))
         wait(lambda: int(self.redis.get(COUNTER) or 0) == 1, 60)
@@ -238,6 +244,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--redis-url", help="Use this Redis instead of a private redis-server.")
+    parser.add_argument(
+        "--broker-url",
+        help="Celery broker, e.g. amqp://guest:guest@127.0.0.1:5672/<vhost> (throughput only: the "
+        "Redis command counts are then the queue state's alone).",
+    )
     parser.add_argument("--tasks", type=int, default=2000, help="Tasks per throughput run.")
     parser.add_argument("--storm-adds", type=int, default=100_000)
     parser.add_argument("--storm-keys", type=int, default=1000)
@@ -251,10 +262,13 @@ def main() -> None:
     )
     options = parser.parse_args()
     sections = set(options.sections.split(","))
+    if options.broker_url and sections != {"throughput"}:
+        parser.error("--broker-url needs --sections throughput (the other sections read Redis broker lists)")
 
     with private_redis() if options.redis_url is None else _given(options.redis_url) as url:
-        bench = Bench(url, options.tasks)
-        print(f"Redis {url}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        bench = Bench(url, options.tasks, options.broker_url)
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"Redis {url}; broker {bench.settings.celery_broker_url}; load average {load}")
         if "throughput" in sections:
             throughput(bench)
         if "storm" in sections:

@@ -36,8 +36,8 @@ T = TypeVar("T")
 class AgentQueue:
     """The work queue of one benchmark agent in the shared Redis."""
 
-    def __init__(self, agent: str) -> None:
-        settings = Settings(agent_name=agent, redis_url=REDIS_URL)
+    def __init__(self, agent: str, broker_url: str | None = None) -> None:
+        settings = Settings(agent_name=agent, redis_url=REDIS_URL, broker_url=broker_url)
         self.agent = agent
         self.redis = Redis.from_url(REDIS_URL)
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))

@@ -226,12 +226,15 @@ def _reports_unreachable_redis(command: Callable[..., None]) -> Callable[..., No
 
         from syncflow import tasks
         from syncflow.neterrors import display_url, network_reason
+        from syncflow.queue.broker import BrokerUnavailableError
 
         try:
             command(**kwargs)
         except (ConnectionError, TimeoutError) as exc:
             url = display_url(tasks.runtime.settings.redis_url)
             raise SystemExit(f"error: cannot reach Redis at {url}: {network_reason(exc)}") from None
+        except BrokerUnavailableError as exc:
+            raise SystemExit(f"error: cannot reach the broker: {exc}") from None
 
     return run
 

@@ -43,7 +43,13 @@ CONFIG = click.option(
 )
 
 AGENT = (
-    Flag("redis_url", ("--redis-url",), "Redis of the work queue and broker.", "redis://127.0.0.1:6379/0"),
+    Flag(
+        "redis_url",
+        ("--redis-url",),
+        "Redis of the work queue (and broker); redis+cluster:// for a Redis Cluster.",
+        "redis://127.0.0.1:6379/0",
+    ),
+    Flag("broker_url", ("--broker-url",), "Celery broker: redis:// or amqp:// (RabbitMQ).", "--redis-url"),
     Flag(
         "agent_name", ("--agent-name",), "Agent name; prefixes all Redis keys, names the Lease.", "syncflow"
     ),

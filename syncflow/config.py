@@ -37,6 +37,16 @@ DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
+REDIS_SCHEMES = ("redis", "rediss")
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+AMQP_SCHEMES = ("amqp", "amqps", "pyamqp")
+
+
+def is_cluster_url(url: str) -> bool:
+    """Whether a Redis URL names a Redis Cluster (``redis+cluster://`` or ``rediss+cluster://``)."""
+    return url.partition("://")[0] in CLUSTER_SCHEMES
+
+
 class ConfigError(ValueError):
     """Configuration is missing or invalid; the message names every bad field."""
 
@@ -55,7 +65,19 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SYNCFLOW_", extra="forbid", validate_default=True)
 
-    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis for the work queue and broker.")
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0",
+        description="Redis of the work queue's state (and the broker unless broker_url is set); "
+        "redis+cluster://host:port (or rediss+cluster://) for a Redis Cluster, given one of its nodes.",
+    )
+    broker_url: str | None = Field(
+        None,
+        description="Celery broker: redis://… or amqp://… (RabbitMQ, one vhost per agent); "
+        "default: redis_url, which must then be a single Redis.",
+    )
+    broker_quorum_queues: bool = Field(
+        False, description="RabbitMQ broker: declare syncflow's queues as quorum queues (replicated)."
+    )
     agent_name: str = Field(
         "syncflow", pattern=DNS1035_LABEL, description="Names this agent; prefixes all its Redis keys."
     )
@@ -228,6 +250,24 @@ class Settings(BaseSettings):
             raise ValueError(f"want host:port, got {value!r}")
         return value
 
+    @field_validator("broker_url")
+    @classmethod
+    def _check_broker_url(cls, value: str | None) -> str | None:
+        scheme = (value or "").partition("://")[0]
+        if value is not None and scheme not in (*REDIS_SCHEMES, *AMQP_SCHEMES):
+            raise ValueError(f"want redis://, rediss:// or amqp:// (RabbitMQ), got {scheme}://")
+        return value
+
+    @model_validator(mode="after")
+    def _check_broker(self) -> Self:
+        if self.broker_url is None and is_cluster_url(self.redis_url):
+            raise ValueError(
+                "a Redis Cluster cannot be Celery's broker: set broker_url (amqp:// or redis://)"
+            )
+        if self.broker_quorum_queues and self.broker_kind != "amqp":
+            raise ValueError("broker_quorum_queues needs a RabbitMQ broker_url (amqp://)")
+        return self
+
     @model_validator(mode="after")
     def _check_time_ordering(self) -> Self:
         if not self.task_time_limit < self.lease_ttl:
@@ -244,6 +284,16 @@ class Settings(BaseSettings):
         if self.backoff_base > self.backoff_cap:
             raise ValueError(f"backoff_cap ({self.backoff_cap}) must be at least backoff_base")
         return self
+
+    @property
+    def celery_broker_url(self) -> str:
+        """The broker Celery uses: ``broker_url``, else ``redis_url``."""
+        return self.broker_url or self.redis_url
+
+    @property
+    def broker_kind(self) -> Literal["redis", "amqp"]:
+        """Which kind of broker ``celery_broker_url`` names."""
+        return "amqp" if self.celery_broker_url.partition("://")[0] in AMQP_SCHEMES else "redis"
 
     @property
     def all_task_modules(self) -> list[str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
+from kombu import Connection  # type: ignore[attr-defined]
 from kubernetes.client.exceptions import ApiException
-from redis import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from syncflow import modes
 from syncflow.config import ConfigError, Settings
@@ -16,6 +16,7 @@ from syncflow.kube.clients import cluster_client, kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.neterrors import describe, display_url, network_reason
+from syncflow.redisclient import connect_redis
 
 logger = logging.getLogger("syncflow.preflight")
 
@@ -29,18 +30,35 @@ class PreflightError(Exception):
 
 def check_redis(settings: Settings) -> None:
     """Redis answers at ``--redis-url``."""
+    _ping_redis(settings.redis_url, "Redis", "--redis-url")
+
+
+def check_broker(settings: Settings) -> None:
+    """The broker answers at ``--broker-url`` (when that is not ``--redis-url``)."""
+    url = settings.celery_broker_url
+    if url == settings.redis_url:
+        return
+    if settings.broker_kind == "redis":
+        _ping_redis(url, "the broker", "--broker-url")
+        return
     try:
-        client = Redis.from_url(settings.redis_url, socket_connect_timeout=3, socket_timeout=3)
-    except ValueError as exc:
-        raise PreflightError(f"--redis-url {display_url(settings.redis_url)}: {exc}") from None
-    try:
-        client.ping()
-    except (RedisError, OSError) as exc:
+        with Connection(url, connect_timeout=3) as connection:  # type: ignore[no-untyped-call]
+            connection.connect()
+    except Exception as exc:  # refused, unreachable, bad credentials: all the same one line
         raise PreflightError(
-            f"cannot reach Redis at {display_url(settings.redis_url)}: {network_reason(exc)}"
+            f"cannot reach the broker at {display_url(url)}: {network_reason(exc)}"
         ) from None
-    finally:
-        client.close()
+
+
+def _ping_redis(url: str, what: str, flag: str) -> None:
+    try:
+        # A Redis Cluster client asks its nodes when it is made; a single Redis answers the PING.
+        with connect_redis(url, socket_connect_timeout=3, socket_timeout=3) as client:
+            client.ping()
+    except ValueError as exc:
+        raise PreflightError(f"{flag} {display_url(url)}: {exc}") from None
+    except (RedisError, RedisClusterException, OSError) as exc:
+        raise PreflightError(f"cannot reach {what} at {display_url(url)}: {network_reason(exc)}") from None
 
 
 def _probe(api: JsonApi, what: str, flag: str) -> None:
@@ -92,6 +110,7 @@ def check(settings: Settings, role: Role) -> None:
     if not settings.preflight:
         return
     check_redis(settings)
+    check_broker(settings)
     if role == "beat":
         return
     if settings.mode == "publish" and not settings.apiexportendpointslice_ref:

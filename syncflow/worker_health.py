@@ -11,13 +11,14 @@ import logging
 from typing import Any
 
 from celery import signals
-from redis import Redis, RedisError
+from redis import RedisError
 
 from syncflow.config import Settings
 from syncflow.health import HealthServer
 from syncflow.logs import log_event
 from syncflow.metrics import celery as celery_metrics
 from syncflow.metrics import multiprocess
+from syncflow.redisclient import connect_redis
 
 logger = logging.getLogger("syncflow.worker")
 
@@ -28,7 +29,7 @@ class WorkerReadiness:
     """Readiness of this worker: consuming, broker connected, Redis answering."""
 
     def __init__(self, redis_url: str) -> None:
-        self.redis = Redis.from_url(
+        self.redis = connect_redis(
             redis_url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
         )
         self.consumer: Any = None

@@ -81,14 +81,16 @@ class MemoryBookmarks:
 
 
 class RedisBookmarks:
-    """Bookmarks in Redis: the RV at ``<prefix>:bookmark:<name>``, refs in the set ``...:refs``."""
+    """Bookmarks in Redis: the RV at ``<prefix>:bookmark:{<name>}``, refs in the set ``...:refs``; the
+    hash tag keeps both in one Redis Cluster slot, so one transaction updates them (a bookmark stored
+    under the untagged names of earlier versions is not read: that watch lists once, as at a first start)."""
 
     def __init__(self, redis: Redis, prefix: str) -> None:
         self.redis = redis
         self.prefix = prefix
 
     def _keys(self, name: str) -> tuple[str, str]:
-        key = f"{self.prefix}:bookmark:{name}"
+        key = f"{self.prefix}:bookmark:{{{name}}}"
         return key, key + ":refs"
 
     def get(self, name: str) -> Bookmark | None:

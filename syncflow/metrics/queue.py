@@ -13,8 +13,10 @@ from redis import Redis, RedisError
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
+from syncflow.queue.broker import BrokerUnavailableError
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import QueueStats
+from syncflow.redisclient import connect_redis
 
 logger = logging.getLogger("syncflow.metrics")
 
@@ -32,16 +34,24 @@ class QueueCollector(Collector):
     """``syncflow_queue_keys{queue,state}``, ``syncflow_queue_messages{queue}`` and ``syncflow_redis_up``."""
 
     def __init__(self, settings: Settings, redis: Redis | None = None) -> None:
-        redis = redis or Redis.from_url(
+        redis = redis or connect_redis(
             settings.redis_url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT
         )
         self.service = QueueService(redis, settings, _never_publish)
+
+    def _backlog(self) -> dict[str, int]:
+        """Messages per Celery queue; none when a RabbitMQ broker does not answer (Redis still counts)."""
+        try:
+            return self.service.broker_backlog()
+        except BrokerUnavailableError as exc:
+            log_event(logger, "metrics.broker_failed", level=logging.WARNING, error=str(exc))
+            return {}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("syncflow_redis_up", "1 when this scrape read the work queue from Redis.")
         try:
             stats = self.service.stats()
-            backlog = self.service.broker_backlog()
+            backlog = self._backlog()
         except RedisError as exc:
             error = f"{type(exc).__name__}: {exc}"
             log_event(logger, "metrics.redis_failed", level=logging.WARNING, error=error)

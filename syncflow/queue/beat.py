@@ -12,9 +12,9 @@ from functools import cached_property
 from typing import Any
 
 from celery.beat import PersistentScheduler, ScheduleEntry
-from redis import Redis
 
 from syncflow.logs import log_event
+from syncflow.queue.broker import Broker
 from syncflow.queue.layout import PERIODIC_QUEUE
 
 logger = logging.getLogger(__name__)
@@ -29,15 +29,17 @@ class BoundedScheduler(PersistentScheduler):  # type: ignore[misc]
     skipped = 0
 
     @cached_property
-    def redis(self) -> Redis:
-        return Redis.from_url(self.app.conf.broker_url, socket_connect_timeout=5, socket_timeout=10)
+    def broker(self) -> Broker:
+        """The broker of the process's bound settings (Redis lists or RabbitMQ queues)."""
+        from syncflow.tasks import runtime
+
+        return runtime.service.broker
 
     def apply_async(
         self, entry: ScheduleEntry, producer: Any = None, advance: bool = True, **kwargs: Any
     ) -> Any:
         queue = entry.options.get("queue") or PERIODIC_QUEUE
-        prefix = self.app.conf.broker_transport_options.get("global_keyprefix", "")
-        waiting = int(self.redis.llen(prefix + queue))
+        waiting = self.broker.depths([queue])[queue]
         if waiting >= WAITING_LIMIT:
             if advance:
                 self.reserve(entry)

@@ -9,9 +9,11 @@ The scan is incremental: each pump run continues it for the time it has left, an
 place in Redis. On the Redis transport kombu keeps waiting messages in one list per queue (LPUSH at
 the head, BRPOP from the tail) and delivered-but-unacked ones in the ``unacked`` hash, indexed by
 delivery time. Reading a list from the head at growing offsets never misses a message that stays
-in it: new messages push the others further from the head, consumed ones leave from the tail. A
-broker that can only tell whether a queue is empty (e.g. RabbitMQ) implements ``MessageScan`` by
-completing a scan only when every queue is empty.
+in it: new messages push the others further from the head, consumed ones leave from the tail.
+RabbitMQ only tells how many messages wait in a queue, so its scan completes only at a moment when
+every keyed queue is empty: under a backlog that never drains, a lost message is republished only
+once the backlog has drained (messages are published with confirms, so losing one takes a crash
+between the queue script and the publish).
 """
 
 from __future__ import annotations
@@ -19,16 +21,24 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from kombu import Connection  # type: ignore[attr-defined]
 from redis import Redis
 
 from syncflow.config import Settings
 from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.neterrors import display_url, network_reason
+from syncflow.queue.celeryconf import broker_transport_options
 from syncflow.queue.layout import BULK_QUEUE, KEYED_QUEUES, agent_prefix, broker_prefix
+from syncflow.redisclient import connect_redis
+
+BROKER_TIMEOUT = 5.0
+"""Seconds to connect to the broker, and for one of its answers, when counting messages."""
 
 LANES = (*KEYED_QUEUES, BULK_QUEUE)
 """The Celery queues that carry keyed-task messages (syncflow never sets message priorities, so
@@ -77,6 +87,124 @@ def message_key(message: dict[str, Any]) -> ObjectKey | None:
         return ObjectKey.parse(args[0]) if len(args) == 1 and isinstance(args[0], str) else None
     except (KeyError, IndexError, TypeError, ValueError, binascii.Error, InvalidKeyError):
         return None
+
+
+class BrokerUnavailableError(ConnectionError):
+    """The broker did not answer a count (RabbitMQ down, refusing the credentials, or too slow)."""
+
+
+class Broker(Protocol):
+    """What the queue asks the Celery broker: how many messages wait, and which keys they carry."""
+
+    @property
+    def scan(self) -> MessageScan:
+        """The pump's scan of this broker."""
+
+    def depths(self, queues: Sequence[str]) -> dict[str, int]:
+        """Messages waiting (not yet delivered) in each of these Celery queues."""
+
+
+def open_broker(redis: Redis, settings: Settings) -> Broker:
+    """The broker of ``settings``; ``redis`` is the queue state's client (and the broker's, when
+    the broker is that same Redis)."""
+    if settings.broker_kind == "amqp":
+        return AmqpBroker(redis, settings)
+    if settings.celery_broker_url == settings.redis_url:
+        return RedisBroker(redis, settings)
+    options = {"socket_timeout": BROKER_TIMEOUT, "socket_connect_timeout": BROKER_TIMEOUT}
+    return RedisBroker(connect_redis(settings.celery_broker_url, **options), settings)
+
+
+class RedisBroker:
+    """kombu's Redis transport: one list per queue under the agent's broker prefix."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.prefix = broker_prefix(settings.agent_name)
+        self.scan = RedisBrokerScan(redis, settings)
+
+    def depths(self, queues: Sequence[str]) -> dict[str, int]:
+        with self.redis.pipeline(transaction=False) as pipe:
+            for name in queues:
+                pipe.llen(self.prefix + name)
+            return dict(zip(queues, pipe.execute(), strict=True))
+
+
+class AmqpBroker:
+    """RabbitMQ: counts from passive queue declarations (a queue not declared yet holds none), on one
+    connection kept for the process (beat and the pump count every second; a connection per count
+    would be a RabbitMQ log line each time). A dropped connection is replaced once per count."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.url = settings.celery_broker_url
+        self.options = broker_transport_options(settings)
+        self.scan = EmptyQueueScan(redis, settings, self)
+        self._connection: Connection | None = None
+        self._lock = threading.Lock()  # e.g. two scrapes of the metrics server at once
+
+    def depths(self, queues: Sequence[str]) -> dict[str, int]:
+        with self._lock:
+            try:
+                return self._count(queues)
+            except BrokerUnavailableError:
+                return self._count(queues)  # the kept connection may have dropped: one try on a new one
+
+    def connection(self) -> Connection:
+        """The kept connection (made on first use; kombu connects it lazily)."""
+        if self._connection is None:
+            # No heartbeats: nothing would send them between counts; a dead connection fails the
+            # next count, which then reconnects.
+            transport = {**self.options, "read_timeout": BROKER_TIMEOUT, "write_timeout": BROKER_TIMEOUT}
+            self._connection = Connection(  # type: ignore[no-untyped-call]
+                self.url, connect_timeout=BROKER_TIMEOUT, heartbeat=0, transport_options=transport
+            )
+        return self._connection
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.release()  # type: ignore[no-untyped-call]
+            self._connection = None
+
+    def _count(self, queues: Sequence[str]) -> dict[str, int]:
+        connection = self.connection()
+        counts = dict.fromkeys(queues, 0)
+        try:
+            for name in queues:
+                channel = connection.channel()  # type: ignore[no-untyped-call]
+                try:
+                    counts[name] = int(channel.queue_declare(queue=name, passive=True).message_count)
+                except connection.channel_errors:  # not declared yet (RabbitMQ closed this channel)
+                    continue
+                finally:
+                    channel.close()
+        except connection.connection_errors as exc:
+            self._drop()
+            reason = network_reason(exc)
+            raise BrokerUnavailableError(f"RabbitMQ at {display_url(self.url)}: {reason}") from exc
+        return counts
+
+
+class EmptyQueueScan:
+    """``MessageScan`` over a broker that only counts messages: a scan completes at a moment when
+    no keyed queue holds a message, so every key still pending then had its message delivered or
+    lost (a delivered one is claimed within the grace period, or republished as a harmless copy)."""
+
+    def __init__(self, redis: Redis, settings: Settings, broker: Broker) -> None:
+        self.redis = redis
+        self.broker = broker
+        self.state = agent_prefix(settings.agent_name) + "broker-scan"
+
+    def verified(self) -> int:
+        return int(self.redis.hget(self.state, "verified") or 0)
+
+    def step(self, deadline: float, begin_before: int | None, found: Found) -> ScanStep:
+        if begin_before is None or self.verified() >= begin_before:
+            return ScanStep(0, 0, False)
+        started = _redis_ms(self.redis)
+        if any(self.broker.depths(LANES).values()):
+            return ScanStep(0, 0, False)
+        self.redis.hset(self.state, "verified", started)
+        return ScanStep(started, 0, True)
 
 
 class RedisBrokerScan:

@@ -10,9 +10,13 @@ from syncflow.config import Settings
 from syncflow.queue.layout import CELERY_QUEUES, CONTROL_QUEUE, PERIODIC_QUEUE, broker_prefix
 
 
-def celery_config(settings: Settings) -> dict[str, Any]:
-    """The Celery configuration of syncflow's app for these settings."""
-    transport = {
+def broker_transport_options(settings: Settings) -> dict[str, Any]:
+    """kombu's transport options for the configured broker (Redis or RabbitMQ)."""
+    if settings.broker_kind == "amqp":
+        # A publish returns once RabbitMQ has taken the message: on this broker the pump can prove a
+        # message lost only when the queues are empty (syncflow.queue.broker), so none is lost silently.
+        return {"confirm_publish": True}
+    return {
         "visibility_timeout": settings.visibility_timeout,
         "global_keyprefix": broker_prefix(settings.agent_name),
         # Sweep abandoned unacked messages every 10 s instead of kombu's default ~100 s.
@@ -23,9 +27,22 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "socket_keepalive": True,
         "health_check_interval": 30,
     }
+
+
+def celery_queues(settings: Settings) -> list[Queue]:
+    """syncflow's Celery queues; on RabbitMQ quorum queues when ``broker_quorum_queues`` is set."""
+    arguments = {"x-queue-type": "quorum"} if settings.broker_quorum_queues else None
+    return [
+        Queue(name, routing_key=name, durable=True, queue_arguments=arguments)  # type: ignore[no-untyped-call]
+        for name in CELERY_QUEUES
+    ]
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """The Celery configuration of syncflow's app for these settings."""
     return {
-        "broker_url": settings.redis_url,
-        "broker_transport_options": transport,
+        "broker_url": settings.celery_broker_url,
+        "broker_transport_options": broker_transport_options(settings),
         # The notes: set the visibility timeout in all three places, or some code paths use 1 h.
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout},
         "visibility_timeout": settings.visibility_timeout,
@@ -34,7 +51,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_ignore_result": True,
         "task_serializer": "json",
         "accept_content": ["json"],
-        "task_queues": [Queue(name, routing_key=name) for name in CELERY_QUEUES],  # type: ignore[no-untyped-call]
+        "task_queues": celery_queues(settings),
         "task_default_queue": "sync",
         # Messages sent by name (beat, Flower's send-task) reach the right queue too.
         "task_routes": {

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from redis import Redis
-
 from syncflow.config import Settings, load_settings
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import Publisher, QueueService
+from syncflow.redisclient import connect_redis
 
 REDIS_CONNECT_TIMEOUT = 5.0
 """Seconds to connect to Redis."""
@@ -37,7 +36,7 @@ class Runtime:
     @cached_property
     def service(self) -> QueueService:
         """The queue service on the configured Redis."""
-        redis = Redis.from_url(
+        redis = connect_redis(
             self.settings.redis_url,
             health_check_interval=30,
             socket_keepalive=True,

@@ -11,9 +11,9 @@ from redis import Redis
 
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
-from syncflow.queue.broker import MessageScan, RedisBrokerScan
+from syncflow.queue.broker import Broker, open_broker
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, broker_prefix, pump_last_key
+from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, pump_last_key
 from syncflow.queue.pump import Pump, PumpTotals
 from syncflow.queue.registry import queue_of
 from syncflow.queue.scripts import Scripts
@@ -27,12 +27,12 @@ class QueueService:
     """All keyed queues of one agent, and the publisher that sends their messages."""
 
     def __init__(
-        self, redis: Redis, settings: Settings, publisher: Publisher, scan: MessageScan | None = None
+        self, redis: Redis, settings: Settings, publisher: Publisher, broker: Broker | None = None
     ) -> None:
         self.redis = redis
         self.settings = settings
         self.publisher = publisher
-        self.scan = scan or RedisBrokerScan(redis, settings)
+        self.broker = broker or open_broker(redis, settings)
         scripts = Scripts.register(redis)
         self.queues = {name: WorkQueue(redis, scripts, settings, name) for name in KEYED_QUEUES}
         self.budget = RequestBudget(redis, scripts, settings)
@@ -66,14 +66,12 @@ class QueueService:
     def pump(self, grace: float | None = None) -> PumpTotals | None:
         """One bounded pump run over every queue (see ``syncflow.queue.pump``); None if another
         run is in progress. ``grace`` overrides the ``pump_grace`` setting."""
-        return Pump(self.redis, self.settings, self.queues, self.publish, self.scan).run(grace)
+        return Pump(self.redis, self.settings, self.queues, self.publish, self.broker.scan).run(grace)
 
     def since_last_pump(self) -> float | None:
         """Seconds since the last pump run ended (None: none in the last day)."""
-        with self.redis.pipeline(transaction=False) as pipe:
-            pipe.get(pump_last_key(self.settings.agent_name))
-            pipe.time()
-            last, (seconds, micros) = pipe.execute()
+        last = self.redis.get(pump_last_key(self.settings.agent_name))
+        seconds, micros = self.redis.time()  # two calls: Redis Cluster pipelines no TIME
         return None if last is None else max(0.0, seconds + micros / 1e6 - int(last) / 1000)
 
     def replay(self, key: str) -> bool:
@@ -138,9 +136,5 @@ class QueueService:
         return next((f for q in self.queues.values() if (f := q.failure(key)) is not None), None)
 
     def broker_backlog(self) -> dict[str, int]:
-        """Messages waiting in each Celery queue's broker list."""
-        prefix = broker_prefix(self.settings.agent_name)
-        with self.redis.pipeline(transaction=False) as pipe:
-            for name in CELERY_QUEUES:
-                pipe.llen(prefix + name)
-            return dict(zip(CELERY_QUEUES, pipe.execute(), strict=True))
+        """Messages waiting in each Celery queue of the broker."""
+        return self.broker.depths(CELERY_QUEUES)

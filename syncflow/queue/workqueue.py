@@ -99,6 +99,11 @@ def _time(ms: str | None) -> datetime | None:
     return datetime.fromtimestamp(int(ms) / 1000, UTC) if ms else None
 
 
+ADD_BATCH = 100
+"""Keys per add script call: about 1.6 ms of Redis time (16 µs per key), so a relist of many keys
+never holds up the workers' claims for long."""
+
+
 class WorkQueue:
     """One keyed work queue. Every method is one round trip (one script or one pipeline)."""
 
@@ -115,16 +120,21 @@ class WorkQueue:
 
     def add(self, key: ObjectKey, *, bulk: bool = False) -> Lane:
         """Mark ``key`` dirty; returns the lane to publish one message on (``NONE``: no message)."""
-        return Lane(int(self._scripts.add(self._keys, [str(key), int(bulk)])))
+        [(_, lane)] = self._add([key], bulk)
+        return lane
 
     def add_many(self, keys: Iterable[ObjectKey], *, bulk: bool = False) -> list[tuple[ObjectKey, Lane]]:
-        """``add`` for many keys in one pipeline; returns the keys that need a message."""
+        """``add`` for many keys, one script call per ``ADD_BATCH`` keys (Redis Cluster runs no
+        scripts in pipelines); returns the keys that need a message."""
         keys = list(keys)
-        with self.redis.pipeline(transaction=False) as pipe:
-            for key in keys:
-                self._scripts.add(self._keys, [str(key), int(bulk)], client=pipe)
-            lanes = pipe.execute()
-        return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True) if int(lane)]
+        added = (
+            pair for i in range(0, len(keys), ADD_BATCH) for pair in self._add(keys[i : i + ADD_BATCH], bulk)
+        )
+        return [(key, lane) for key, lane in added if lane]
+
+    def _add(self, keys: list[ObjectKey], bulk: bool) -> list[tuple[ObjectKey, Lane]]:
+        lanes = self._scripts.add(self._keys, [int(bulk), *map(str, keys)])
+        return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
 
     def claim(self, key: ObjectKey, token: str) -> Claim:
         """Take the key's lease at task start, if this message is the one to process it."""

@@ -122,6 +122,19 @@ def test_an_unreachable_redis_is_one_line(cluster: DevclusterProcess) -> None:
     )
 
 
+@pytest.mark.parametrize("scheme", ["amqp", "redis"])
+def test_an_unreachable_broker_is_one_line(scheme: str) -> None:
+    port = closed_port()
+    code, output = run(
+        "beat", "--redis-url", REDIS_URL, "--broker-url", f"{scheme}://u:secret@127.0.0.1:{port}/0"
+    )
+    assert code == 1
+    assert (
+        one_line(output)
+        == f"Error: cannot reach the broker at {scheme}://u:***@127.0.0.1:{port}/0: Connection refused"
+    )
+
+
 def test_a_bad_redis_url_names_the_flag() -> None:
     code, output = run("beat", "--redis-url", "http://not-redis")
     assert code == 1

@@ -10,7 +10,7 @@ from syncflow import cliopts
 from syncflow.cli import main
 from syncflow.config import Settings
 
-SPECIAL = {"kubeconfig": "in-cluster", "published_resource_selector": "all"}
+SPECIAL = {"kubeconfig": "in-cluster", "published_resource_selector": "all", "broker_url": "--redis-url"}
 
 
 def shown(default: object) -> str:

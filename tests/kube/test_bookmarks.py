@@ -56,8 +56,8 @@ def test_stores_the_version_and_tracks_known_refs(store: Bookmarks) -> None:
 def test_redis_layout_uses_the_prefix(redis_prefix: tuple[Redis, str]) -> None:
     redis, prefix = redis_prefix
     RedisBookmarks(redis, prefix).set("cm", "7", known=[B])
-    assert redis.get(f"{prefix}:bookmark:cm") == b"7"
-    assert redis.smembers(f"{prefix}:bookmark:cm:refs") == {b"lc1//b"}
+    assert redis.get(f"{prefix}:bookmark:{{cm}}") == b"7"
+    assert redis.smembers(f"{prefix}:bookmark:{{cm}}:refs") == {b"lc1//b"}
 
 
 @pytest.mark.parametrize("ref", [A, B, C, ObjectRef("", "", "x")])

@@ -4,6 +4,7 @@ agent name per test, a private redis-server for restart tests, and worker/beat p
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import functools
 import json
@@ -18,6 +19,7 @@ from typing import Any
 import fakeredis
 import pytest
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
@@ -25,6 +27,8 @@ from syncflow.queue.broker import message_key
 from syncflow.queue.layout import broker_prefix
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
+from syncflow.redisclient import connect_redis
+from tests.queue.live import Live
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
@@ -169,13 +173,29 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class RedisServer:
-    """A private redis-server on a free port (for restart and failover tests)."""
+def cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000) is free too."""
+    while True:
+        port = free_port()
+        if port + 10000 < 65536:
+            with socket.socket() as bus, contextlib.suppress(OSError):
+                bus.bind(("127.0.0.1", port + 10000))
+                return port
 
-    def __init__(self, directory: Path) -> None:
+
+class RedisServer:
+    """A private redis-server on a free port (for restart and failover tests), or one node of a
+    Redis Cluster (``cluster``: the node starts empty, with no slots)."""
+
+    def __init__(self, directory: Path, *, cluster: bool = False) -> None:
         self.directory = directory
-        self.port = free_port()
+        self.port = cluster_port() if cluster else free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.options = (
+            ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{self.port}.conf"]
+            if cluster
+            else []
+        )
 
     @property
     def url(self) -> str:
@@ -195,6 +215,7 @@ class RedisServer:
                 "no",
                 "--dir",
                 str(self.directory),
+                *self.options,
             ],
             stdout=subprocess.DEVNULL,
         )
@@ -255,3 +276,34 @@ def processes_factory(tmp_path: Path) -> Iterator[Callable[[Settings], Processes
     yield make
     for processes in made:
         processes.stop_all()
+
+
+@pytest.fixture
+def make_live(processes_factory: Callable[[Settings], Processes]) -> Iterator[Callable[..., Live]]:
+    """Builds live agents (short time limits, unique names); their processes and keys go afterwards."""
+    made: list[Live] = []
+
+    def make(redis_url: str | None = None, **overrides: Any) -> Live:
+        from syncflow.tasks import CeleryPublisher, create_app
+
+        redis_url = redis_url or session_redis_url()
+        tuning: dict[str, Any] = {
+            "agent_name": unique_agent(),
+            "redis_url": redis_url,
+            "task_time_limit": 2,
+            "lease_ttl": 3,
+            "visibility_timeout": 10,
+            "pump_grace": 5,
+            **overrides,
+        }
+        settings = load_settings(**tuning)
+        service = QueueService(connect_redis(redis_url), settings, CeleryPublisher(create_app(settings)))
+        live = Live(settings, service, processes_factory(settings))
+        made.append(live)
+        return live
+
+    yield make
+    for live in made:
+        live.processes.stop_all()
+        with contextlib.suppress(RedisConnectionError):  # a private redis-server may be gone already
+            delete_agent_keys(live.redis, live.settings.agent_name)

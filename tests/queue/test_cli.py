@@ -64,6 +64,16 @@ def test_unreachable_redis_is_one_clear_line(args: list[str]) -> None:
     assert result.output == f"error: cannot reach Redis at {shown}: Connection refused\n"
 
 
+def test_unreachable_rabbitmq_broker_is_one_clear_line() -> None:
+    url = f"amqp://guest:s3cret@127.0.0.1:{free_port()}//"
+    result = CliRunner().invoke(
+        main, ["queue", "--agent-name", unique_agent(), "--redis-url", REAL_REDIS_URL, "--broker-url", url]
+    )
+    assert result.exit_code == 1
+    shown = url.replace(":s3cret@", ":***@")
+    assert result.output == f"error: cannot reach the broker: RabbitMQ at {shown}: Connection refused\n"
+
+
 def test_failures_list_shows_at_most_limit_keys_and_says_how_many_there_are() -> None:
     settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
     redis = Redis.from_url(REAL_REDIS_URL)

@@ -8,12 +8,20 @@ from typing import Any
 import pytest
 
 from syncflow.config import ConfigError, load_settings
+from syncflow.queue.celeryconf import celery_config
 
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SYNCFLOW_CONFIG", "SYNCFLOW_REDIS_URL", "SYNCFLOW_AGENT_NAME", "SYNCFLOW_LEASE_TTL"):
-        monkeypatch.delenv(name, raising=False)
+    names = (
+        "SYNCFLOW_CONFIG",
+        "SYNCFLOW_REDIS_URL",
+        "SYNCFLOW_BROKER_URL",
+        "SYNCFLOW_AGENT_NAME",
+        "SYNCFLOW_LEASE_TTL",
+    )
+    for name in names:
+        monkeypatch.delenv(f"SYNCFLOW_{name}", raising=False)
 
 
 def test_defaults() -> None:
@@ -70,3 +78,35 @@ def test_unknown_yaml_field_is_named(tmp_path: Path) -> None:
 def test_missing_config_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(tmp_path / "absent.yaml")
+
+
+def test_the_broker_is_redis_url_unless_broker_url_names_another() -> None:
+    default = load_settings()
+    assert (default.celery_broker_url, default.broker_kind) == (default.redis_url, "redis")
+    rabbit = load_settings(broker_url="amqp://guest:guest@rabbit:5672/agent-a", broker_quorum_queues=True)
+    assert (rabbit.celery_broker_url, rabbit.broker_kind) == (
+        "amqp://guest:guest@rabbit:5672/agent-a",
+        "amqp",
+    )
+    config = celery_config(rabbit)
+    assert config["broker_url"] == rabbit.broker_url
+    assert config["broker_transport_options"] == {"confirm_publish": True}  # no Redis-only options
+    assert {q.queue_arguments["x-queue-type"] for q in config["task_queues"]} == {"quorum"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"redis_url": "redis+cluster://node:7000"}, "a Redis Cluster cannot be Celery's broker"),
+        ({"broker_quorum_queues": True}, "broker_quorum_queues needs a RabbitMQ broker_url"),
+        ({"broker_url": "sqs://queue"}, "want redis://, rediss:// or amqp://"),
+    ],
+)
+def test_broker_settings_that_cannot_work_are_refused(flags: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings(**flags)
+
+
+def test_a_cluster_for_the_state_with_a_separate_broker() -> None:
+    settings = load_settings(redis_url="redis+cluster://node:7000", broker_url="redis://broker:6379/0")
+    assert (settings.celery_broker_url, settings.broker_kind) == ("redis://broker:6379/0", "redis")

@@ -2,134 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import pytest
-from redis import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 
-from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.beat import WAITING_LIMIT
-from syncflow.queue.service import QueueService
-from syncflow.tasks import CeleryPublisher, create_app
+from syncflow.tasks import create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
-from tests.queue.conftest import Processes, RedisServer, delete_agent_keys, unique_agent
-from tests.support.redis import session_redis_url
+from tests.queue.conftest import RedisServer
+from tests.queue.live import Live, assert_never_overlaps
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
-
-
-@dataclass
-class Run:
-    run: str
-    start: int
-    end: int | None
-    version: int
-
-
-@dataclass
-class Live:
-    """One agent: its settings, a producer-side queue service and its worker/beat processes."""
-
-    settings: Settings
-    service: QueueService
-    processes: Processes
-
-    @property
-    def redis(self) -> Redis:
-        return self.service.redis
-
-    def data(self, name: str) -> str:
-        return f"sf:{self.settings.agent_name}:test:{name}"
-
-    def event(self, key: ObjectKey) -> None:
-        """The object changed (its version goes up), then the watch adds its key."""
-        self.redis.incr(self.data(f"ver:{key}"))
-        self.service.add(key)
-
-    def version(self, key: ObjectKey) -> int:
-        return int(self.redis.get(self.data(f"ver:{key}")) or 0)
-
-    def runs(self, key: ObjectKey) -> list[Run]:
-        runs: dict[str, Run] = {}
-        for entry in self.redis.lrange(self.data(f"runs:{key}"), 0, -1):
-            text = entry.decode() if isinstance(entry, bytes) else entry
-            kind, run, at, version = text.split("|")
-            if kind == "S":
-                runs[run] = Run(run, int(at), None, int(version))
-            else:
-                runs[run].end = int(at)
-        return sorted(runs.values(), key=lambda r: r.start)
-
-    def caught_up(self, key: ObjectKey) -> bool:
-        """A finished run started after the key's last add (it saw the latest version)."""
-        return any(r.end is not None and r.version == self.version(key) for r in self.runs(key))
-
-    def idle(self) -> bool:
-        return all(s.dirty == s.pending == s.leased == s.delayed == 0 for s in self.service.stats())
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(Path(sys.executable).parent / "syncflow"), *args],
-            env=self.processes.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-
-def assert_never_overlaps(live: Live, key: ObjectKey, killed_at: int | None = None) -> None:
-    """Runs of one key never overlap; a run cut short by SIGKILL lasted until ``killed_at``."""
-    intervals = []
-    for run in live.runs(key):
-        end = run.end if run.end is not None else killed_at
-        assert end is not None, f"{key}: run {run.run} never ended and nothing was killed"
-        intervals.append((run.start, end, run.run))
-    for (_, end, first), (start, _, second) in itertools.pairwise(intervals):
-        assert end <= start, f"{key}: run {second} started before {first} ended"
-
-
-@pytest.fixture
-def make_live(processes_factory: Callable[[Settings], Processes]) -> Iterator[Callable[..., Live]]:
-    made: list[Live] = []
-
-    def make(redis_url: str | None = None, **overrides: Any) -> Live:
-        redis_url = redis_url or session_redis_url()
-        tuning: dict[str, Any] = {
-            "agent_name": unique_agent(),
-            "redis_url": redis_url,
-            "task_time_limit": 2,
-            "lease_ttl": 3,
-            "visibility_timeout": 10,
-            "pump_grace": 5,
-            **overrides,
-        }
-        settings = load_settings(**tuning)
-        service = QueueService(Redis.from_url(redis_url), settings, CeleryPublisher(create_app(settings)))
-        live = Live(settings, service, processes_factory(settings))
-        made.append(live)
-        return live
-
-    yield make
-    for live in made:
-        live.processes.stop_all()
-        with contextlib.suppress(RedisConnectionError):  # a private redis-server may be gone already
-            delete_agent_keys(live.redis, live.settings.agent_name)
 
 
 def test_event_storm_never_overlaps_a_key_and_processes_every_last_add(

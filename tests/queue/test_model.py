@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import fakeredis
@@ -57,6 +58,16 @@ class ModelScan:
         return ScanStep(self.last, len(self.broker), True)
 
 
+class ModelBroker:
+    """The modelled broker: one queue, the list of keys whose message waits."""
+
+    def __init__(self, scan: ModelScan) -> None:
+        self.scan = scan
+
+    def depths(self, queues: Sequence[str]) -> dict[str, int]:
+        return {name: len(self.scan.broker) if name == "sync" else 0 for name in queues}
+
+
 class QueueMachine(RuleBasedStateMachine):
     """One agent's sync queue, driven by hypothesis, with a broker modelled as a list."""
 
@@ -74,7 +85,7 @@ class QueueMachine(RuleBasedStateMachine):
             self.redis,
             load_settings(agent_name=self.agent, max_attempts=3, backoff_base=100, backoff_cap=300),
             self.sent,
-            self.scan,
+            ModelBroker(self.scan),
         )
         self.queue = self.service.queues["sync"]
         self.tokens = (f"t{i}" for i in itertools.count())

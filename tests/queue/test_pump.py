@@ -50,7 +50,7 @@ GRACE = 0.05
 def age_all(service: QueueService) -> None:
     """Wait until every pending message and the last scan are older than the grace period."""
     newest = service.redis.zrange(service.queues["sync"].layout.key("P"), -1, -1, withscores=True)
-    since = max([service.scan.verified(), *(int(score) for _, score in newest)]) + GRACE * 1000
+    since = max([service.broker.scan.verified(), *(int(score) for _, score in newest)]) + GRACE * 1000
     wait_for(lambda: redis_ms(service.redis) > since, timeout=2, what="the Redis clock to pass the grace")
 
 
@@ -164,8 +164,10 @@ def test_a_stuck_backlog_of_100k_keys_keeps_one_message_per_key(redis_server: Re
         return totals
 
     wait_for(lambda: pump().republished, timeout=120, what="the lost key to be republished")
-    republished_by = service.scan.verified()
-    wait_for(lambda: pump() and service.scan.verified() > republished_by, timeout=120, what="another scan")
+    republished_by = service.broker.scan.verified()
+    wait_for(
+        lambda: pump() and service.broker.scan.verified() > republished_by, timeout=120, what="another scan"
+    )
 
     assert sum(t.republished for _, t in runs) == 1 and len(broker.raw(lost)) == 1
     assert broker.length() == len(keys)

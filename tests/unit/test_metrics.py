@@ -169,3 +169,16 @@ def test_multiprocess_mode_cannot_be_chosen_after_metrics_exist(monkeypatch: pyt
 def test_metrics_address_must_be_host_and_port(address: str) -> None:
     with pytest.raises(ConfigError, match="metrics_address"):
         load_settings(metrics_address=address)
+
+
+def test_queue_collector_reports_the_queue_when_a_rabbitmq_broker_is_down() -> None:
+    register_verb("sync", "sync")
+    settings = load_settings(
+        agent_name=f"m{uuid.uuid4().hex[:8]}", broker_url="amqp://guest:guest@127.0.0.1:1//"
+    )
+    collector = QueueCollector(settings, fakeredis.FakeRedis())
+    collector.service.queues["sync"].add(ObjectKey("sync", "things", "root:ws", "default", "a"))
+    families = {family.name: family for family in collector.collect()}
+    assert [s.value for s in families["syncflow_redis_up"].samples] == [1]
+    assert sum(s.value for s in families["syncflow_queue_keys"].samples) == 2  # dirty + pending
+    assert families["syncflow_queue_messages"].samples == []
