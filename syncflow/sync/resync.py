@@ -1,11 +1,12 @@
 """Periodic resync: per rule, list both sides once and enqueue only what needs work.
 
-A source object whose copy is missing or whose content drifted from the last-applied state (an
-event was missed), and a copy whose source object is not listed (a possible orphan), get a key in
-the bulk lane. The sync task then decides with a direct GET: an orphan's copy is deleted only if
-that GET confirms the source object is gone, never on the strength of this list. Each rule is
-resynced every ``resync_period`` with ±10% jitter, so resyncs of many rules spread out; beat ticks
-often and a Redis key per rule says when its next resync is due (safe when two beats run).
+A source object whose copy is missing, that is being deleted while its copy is still there, or whose
+content drifted from the last-applied state (an event was missed), and a copy whose source object is
+not listed (a possible orphan), get a key in the bulk lane. The sync task then decides with a direct
+GET: an orphan's copy is deleted only if that GET confirms the source object is gone, never on the
+strength of this list. Each rule is resynced every ``resync_period`` with ±10% jitter, so resyncs of
+many rules spread out; beat ticks often and a Redis key per rule says when its next resync is due
+(safe when two beats run).
 """
 
 from __future__ import annotations
@@ -114,9 +115,9 @@ def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
 def keys_needing_work(
     rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None
 ) -> set[ObjectKey]:
-    """Keys of source objects without a copy or drifted from their state, and of copies whose source
-    object was not listed (possible orphans); with related resources, also the ``related`` keys of
-    objects without a copy (they wait for it) or without an entry in the related index."""
+    """Keys of source objects without a copy, being deleted or drifted from their state, and of copies
+    whose source object was not listed (possible orphans); with related resources, also the ``related``
+    keys of objects without a copy (they wait for it) or without an entry in the related index."""
     listing = list_sides(rule, endpoints)
     listed, copies = set(listing.sources), listing.copies
     drifted: set[ObjectRef] = set()
@@ -130,7 +131,13 @@ def keys_needing_work(
         states = {str(s["metadata"]["name"]): s for s in secrets}
         with_copy = [o for ref, o in listing.sources.items() if ref in copies]
         drifted = _drifted(rule, with_copy, copies, states)
-    keys = {key_for(SYNC, rule, ref) for ref in (listed - copies.keys()) | (copies.keys() - listed) | drifted}
+    # a source being deleted that still has its copy: its deletion event may have been lost (e.g. Redis
+    # wiped), and nothing else would ever delete the copy and release the source's finalizer
+    deleting = {ref for ref, obj in listing.sources.items() if obj["metadata"].get("deletionTimestamp")}
+    keys = {
+        key_for(SYNC, rule, ref)
+        for ref in (listed - copies.keys()) | (copies.keys() - listed) | (deleting & copies.keys()) | drifted
+    }
     if rule.related and index is not None:
         keys.update(key_for(RELATED, rule, ref) for ref in listed - copies.keys())
         keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
