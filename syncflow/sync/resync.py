@@ -41,12 +41,22 @@ JITTER = 0.1
 PAGE_SIZE = "500"
 
 
-def due(redis: Redis, agent: str, rule: str, period: float, kind: str = "resync") -> bool:
-    """Whether the ``kind`` pass (resync, status) of ``rule`` is due now; if so, schedule the next one
-    (atomically)."""
-    key = f"{agent_prefix(agent)}{kind}:{rule}"
+def _schedule_key(agent: str, rule: str, kind: str) -> str:
+    return f"{agent_prefix(agent)}{kind}:{rule}"
+
+
+def due(redis: Redis, agent: str, rule: str, period: float, claim: float, kind: str = "resync") -> bool:
+    """Whether the ``kind`` pass (resync, status) of ``rule`` is due now; if so, claim it (atomically)
+    for ``claim`` seconds, the longest a pass may run: a pass that fails or dies is retried once its
+    claim has expired, a complete one calls :func:`schedule_next`."""
+    key = _schedule_key(agent, rule, kind)
+    return bool(redis.set(key, int(time.time()), nx=True, px=int(min(claim, period) * 1000)))
+
+
+def schedule_next(redis: Redis, agent: str, rule: str, period: float, kind: str = "resync") -> None:
+    """After a complete ``kind`` pass of ``rule``: the next one is due in ``period`` (±10%)."""
     next_in = period * random.uniform(1 - JITTER, 1 + JITTER)
-    return bool(redis.set(key, int(time.time()), nx=True, px=int(next_in * 1000)))
+    redis.set(_schedule_key(agent, rule, kind), int(time.time()), px=int(next_in * 1000))
 
 
 def list_all(api: JsonApi, path: str, **query: str) -> list[dict[str, Any]]:
@@ -182,13 +192,16 @@ def resync(
     enqueue: Callable[[set[ObjectKey]], object],
     find: Finder = keys_needing_work,
     kind: str = "resync",
+    finished: Callable[[SyncRule], object] = lambda rule: None,
 ) -> int:
-    """Enqueue (bulk) what ``find`` says each rule needs; returns the number of keys."""
+    """Enqueue (bulk) what ``find`` says each rule needs, calling ``finished`` after each rule's
+    complete pass; returns the number of keys."""
     total = 0
     for rule in rules:
         found = find(rule, endpoints)
         if found:
             enqueue(found)
         total += len(found)
+        finished(rule)
         log_event(logger, "resync.done", rule=rule.name, kind=kind, enqueued=len(found))
     return total
