@@ -449,8 +449,9 @@ class Soak:
         return tally
 
     async def converge(self) -> tuple[Tally, float | None]:
-        """Check every 2 s until converged or ``converge`` seconds passed; returns the last tally."""
-        started = time.monotonic()
+        """Check every 2 s until converged or ``converge`` seconds passed (progress on stderr every
+        30 s); returns the last tally."""
+        started = shown = time.monotonic()
         while True:
             self.supervise()
             tally = await self.check()
@@ -458,6 +459,9 @@ class Soak:
                 return tally, time.monotonic() - started
             if time.monotonic() - started > self.options.converge:
                 return tally, None
+            if time.monotonic() - shown >= 30:
+                shown = time.monotonic()
+                print(f"converging ({shown - started:.0f} s): {tally.line()}", file=sys.stderr, flush=True)
             await asyncio.sleep(2.0)
 
 
