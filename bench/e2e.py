@@ -244,13 +244,18 @@ class Bench:
     """The scenario: setup, the two syncflow runs, the backlog run and the baseline."""
 
     def __init__(
-        self, stack: Stack, session: aiohttp.ClientSession, workspaces: int, broker_url: str | None
+        self,
+        stack: Stack,
+        session: aiohttp.ClientSession,
+        workspaces: int,
+        broker_url: str | None = None,
+        redis_url: str = REDIS_URL,
     ) -> None:
-        self.stack, self.session = stack, session
+        self.stack, self.session, self.redis_url = stack, session, redis_url
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
         self.broker_url = broker_url
-        self.queue = AgentQueue(stack.agent, broker_url)
+        self.queue = AgentQueue(stack.agent, redis_url, broker_url)
         self.kcp = self.service = Api(session, "")
 
     async def setup(self) -> None:
@@ -309,7 +314,7 @@ class Bench:
         stack.env = {
             **os.environ,
             "PYTHONPATH": str(REPO),
-            "SYNCFLOW_REDIS_URL": REDIS_URL,
+            "SYNCFLOW_REDIS_URL": self.redis_url,
             "SYNCFLOW_AGENT_NAME": stack.agent,
             "SYNCFLOW_KUBECONFIG": service_kc,
             "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp-org.kc"),
@@ -332,8 +337,8 @@ class Bench:
         status, _ = await self.kcp.call("GET", path, ok=(403, 404))
         return True if status == 200 else None
 
-    def start_worker(self, n: int) -> None:
-        """Start worker ``n`` (``-c 1``) and wait until Celery reports it ready."""
+    def start_worker(self, n: int, ready: bool = True) -> None:
+        """Start worker ``n`` (``-c 1``) and, with ``ready``, wait until Celery reports it ready."""
         name = f"worker-{n}"
         self.stack.start(
             name,
@@ -346,9 +351,10 @@ class Bench:
             "syncflow.modes.publish.tasks",
         )
         log = self.stack.work / f"{name}.log"
-        self.stack.wait_sync(
-            lambda: True if " ready." in log.read_text(errors="replace") else None, 30, f"{name} ready"
-        )
+        if ready:
+            self.stack.wait_sync(
+                lambda: True if " ready." in log.read_text(errors="replace") else None, 30, f"{name} ready"
+            )
 
     async def create_all(
         self, names: list[str], run: str, per_object: Callable[[str, int], Awaitable[None]] | None = None

@@ -20,7 +20,7 @@ import orjson
 import yaml
 from redis import Redis
 
-from syncflow.config import Settings
+from syncflow.config import load_settings
 from syncflow.queue.layout import forget_agent
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
@@ -36,10 +36,10 @@ T = TypeVar("T")
 class AgentQueue:
     """The work queue of one benchmark agent in the shared Redis."""
 
-    def __init__(self, agent: str, broker_url: str | None = None) -> None:
-        settings = Settings(agent_name=agent, redis_url=REDIS_URL, broker_url=broker_url)
+    def __init__(self, agent: str, redis_url: str = REDIS_URL, broker_url: str | None = None) -> None:
+        settings = load_settings(agent_name=agent, redis_url=redis_url, broker_url=broker_url)
         self.agent = agent
-        self.redis = Redis.from_url(REDIS_URL)
+        self.redis = Redis.from_url(redis_url)
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
 
     def busy(self) -> int:

@@ -202,6 +202,7 @@ def resync() -> int:
         service.redis,
         settings.agent_name,
         settings.resync_period,
+        settings.task_time_limit,
         lambda keys: service.add_many(keys, bulk=True),
     )
 
@@ -214,6 +215,7 @@ def status_poll() -> int:
         service.redis,
         settings.agent_name,
         settings.status_period,
+        settings.task_time_limit,
         lambda keys: service.add_many(keys, bulk=True),
     )
 

@@ -1,11 +1,12 @@
 """Periodic resync: per rule, list both sides once and enqueue only what needs work.
 
-A source object whose copy is missing or whose content drifted from the last-applied state (an
-event was missed), and a copy whose source object is not listed (a possible orphan), get a key in
-the bulk lane. The sync task then decides with a direct GET: an orphan's copy is deleted only if
-that GET confirms the source object is gone, never on the strength of this list. Each rule is
-resynced every ``resync_period`` with ±10% jitter, so resyncs of many rules spread out; beat ticks
-often and a Redis key per rule says when its next resync is due (safe when two beats run).
+A source object whose copy is missing, that is being deleted while its copy is still there, or whose
+content drifted from the last-applied state (an event was missed), and a copy whose source object is
+not listed (a possible orphan), get a key in the bulk lane. The sync task then decides with a direct
+GET: an orphan's copy is deleted only if that GET confirms the source object is gone, never on the
+strength of this list. Each rule is resynced every ``resync_period`` with ±10% jitter, so resyncs of
+many rules spread out; beat ticks often and a Redis key per rule says when its next resync is due
+(safe when two beats run).
 """
 
 from __future__ import annotations
@@ -40,12 +41,22 @@ JITTER = 0.1
 PAGE_SIZE = "500"
 
 
-def due(redis: Redis, agent: str, rule: str, period: float, kind: str = "resync") -> bool:
-    """Whether the ``kind`` pass (resync, status) of ``rule`` is due now; if so, schedule the next one
-    (atomically)."""
-    key = f"{agent_prefix(agent)}{kind}:{rule}"
+def _schedule_key(agent: str, rule: str, kind: str) -> str:
+    return f"{agent_prefix(agent)}{kind}:{rule}"
+
+
+def due(redis: Redis, agent: str, rule: str, period: float, claim: float, kind: str = "resync") -> bool:
+    """Whether the ``kind`` pass (resync, status) of ``rule`` is due now; if so, claim it (atomically)
+    for ``claim`` seconds, the longest a pass may run: a pass that fails or dies is retried once its
+    claim has expired, a complete one calls :func:`schedule_next`."""
+    key = _schedule_key(agent, rule, kind)
+    return bool(redis.set(key, int(time.time()), nx=True, px=int(min(claim, period) * 1000)))
+
+
+def schedule_next(redis: Redis, agent: str, rule: str, period: float, kind: str = "resync") -> None:
+    """After a complete ``kind`` pass of ``rule``: the next one is due in ``period`` (±10%)."""
     next_in = period * random.uniform(1 - JITTER, 1 + JITTER)
-    return bool(redis.set(key, int(time.time()), nx=True, px=int(next_in * 1000)))
+    redis.set(_schedule_key(agent, rule, kind), int(time.time()), px=int(next_in * 1000))
 
 
 def list_all(api: JsonApi, path: str, **query: str) -> list[dict[str, Any]]:
@@ -114,9 +125,9 @@ def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
 def keys_needing_work(
     rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None
 ) -> set[ObjectKey]:
-    """Keys of source objects without a copy or drifted from their state, and of copies whose source
-    object was not listed (possible orphans); with related resources, also the ``related`` keys of
-    objects without a copy (they wait for it) or without an entry in the related index."""
+    """Keys of source objects without a copy, being deleted or drifted from their state, and of copies
+    whose source object was not listed (possible orphans); with related resources, also the ``related``
+    keys of objects without a copy (they wait for it) or without an entry in the related index."""
     listing = list_sides(rule, endpoints)
     listed, copies = set(listing.sources), listing.copies
     drifted: set[ObjectRef] = set()
@@ -130,7 +141,13 @@ def keys_needing_work(
         states = {str(s["metadata"]["name"]): s for s in secrets}
         with_copy = [o for ref, o in listing.sources.items() if ref in copies]
         drifted = _drifted(rule, with_copy, copies, states)
-    keys = {key_for(SYNC, rule, ref) for ref in (listed - copies.keys()) | (copies.keys() - listed) | drifted}
+    # a source being deleted that still has its copy: its deletion event may have been lost (e.g. Redis
+    # wiped), and nothing else would ever delete the copy and release the source's finalizer
+    deleting = {ref for ref, obj in listing.sources.items() if obj["metadata"].get("deletionTimestamp")}
+    keys = {
+        key_for(SYNC, rule, ref)
+        for ref in (listed - copies.keys()) | (copies.keys() - listed) | (deleting & copies.keys()) | drifted
+    }
     if rule.related and index is not None:
         keys.update(key_for(RELATED, rule, ref) for ref in listed - copies.keys())
         keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
@@ -175,13 +192,16 @@ def resync(
     enqueue: Callable[[set[ObjectKey]], object],
     find: Finder = keys_needing_work,
     kind: str = "resync",
+    finished: Callable[[SyncRule], object] = lambda rule: None,
 ) -> int:
-    """Enqueue (bulk) what ``find`` says each rule needs; returns the number of keys."""
+    """Enqueue (bulk) what ``find`` says each rule needs, calling ``finished`` after each rule's
+    complete pass; returns the number of keys."""
     total = 0
     for rule in rules:
         found = find(rule, endpoints)
         if found:
             enqueue(found)
         total += len(found)
+        finished(rule)
         log_event(logger, "resync.done", rule=rule.name, kind=kind, enqueued=len(found))
     return total

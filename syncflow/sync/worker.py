@@ -121,25 +121,40 @@ class RuleWorker:
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
 
-    def resync(self, redis: Redis, agent: str, period: float, enqueue: Enqueue) -> int:
-        """Resync every watched ready rule whose period has come (missing copies, drift, orphans)."""
+    def resync(self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue) -> int:
+        """Resync every watched ready rule whose period has come (missing copies, drift, orphans); a
+        rule whose pass does not complete is due again after ``claim`` seconds."""
         rules = [
             rule
             for rule in self.registry.ready_rules()
-            if rule.watch_source and resync_mod.due(redis, agent, rule.name, period)
+            if rule.watch_source and resync_mod.due(redis, agent, rule.name, period, claim)
         ]
-        return resync_mod.resync(rules, self.endpoints, enqueue, self._find_work) if rules else 0
 
-    def status_poll(self, redis: Redis, agent: str, period: float, enqueue: Enqueue) -> int:
+        def finished(rule: SyncRule) -> None:
+            resync_mod.schedule_next(redis, agent, rule.name, period)
+
+        return (
+            resync_mod.resync(rules, self.endpoints, enqueue, self._find_work, finished=finished)
+            if rules
+            else 0
+        )
+
+    def status_poll(self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue) -> int:
         """Enqueue status keys of copies whose status the source does not show yet (the fallback when
-        a target watch missed an event)."""
+        a target watch missed an event); a rule whose pass does not complete is due again after
+        ``claim`` seconds."""
         rules = [
             rule
             for rule in self.registry.ready_rules()
-            if rule.status == "return" and resync_mod.due(redis, agent, rule.name, period, kind="status")
+            if rule.status == "return"
+            and resync_mod.due(redis, agent, rule.name, period, claim, kind="status")
         ]
+
+        def finished(rule: SyncRule) -> None:
+            resync_mod.schedule_next(redis, agent, rule.name, period, kind="status")
+
         return (
-            resync_mod.resync(rules, self.endpoints, enqueue, resync_mod.status_keys, "status")
+            resync_mod.resync(rules, self.endpoints, enqueue, resync_mod.status_keys, "status", finished)
             if rules
             else 0
         )

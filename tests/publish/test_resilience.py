@@ -29,10 +29,21 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
         yield environment
 
 
+def _bind(env: PublishEnv) -> None:
+    """Point this process's task runtime at the agent's queue."""
+    tasks.bind(load_settings(agent_name=env.agent_name, redis_url=env.agent.env["SYNCFLOW_REDIS_URL"]))
+
+
 def _enqueue(env: PublishEnv, key: str) -> None:
     """Add a key as a watch event would (the same queue the agent's workers consume)."""
-    tasks.bind(load_settings(agent_name=env.agent_name, redis_url=env.agent.env["SYNCFLOW_REDIS_URL"]))
+    _bind(env)
     tasks.runtime.service.add(ObjectKey.parse(key))
+
+
+def _queue_idle(env: PublishEnv) -> bool:
+    """No key of the agent is queued, leased or backing off."""
+    _bind(env)
+    return not any(s.dirty + s.pending + s.leased + s.delayed for s in tasks.runtime.service.stats())
 
 
 def test_kcp_unreachable_deletes_nothing_and_converges_after(env: PublishEnv) -> None:
@@ -122,21 +133,32 @@ def test_deleting_a_publishedresource_releases_its_objects(env: PublishEnv) -> N
 def test_periodic_resync_repairs_what_the_watcher_missed(env: PublishEnv) -> None:
     g = Published(env, "resynced", "resynced.example.com", "resynceds", "Resynced")
     cluster = cluster_of(env, "team-1")
-    for name in ("drifts", "orphaned"):
+    for name in ("drifts", "orphaned", "deleting"):
         g.create("team-1", name, {"v": 1})
         g.wait_copy(cluster, name)
     env.agent.kill("watch-a")  # from now on only the periodic resync can notice anything
+    # the keys the watcher queued before it died (e.g. for the finalizer it added) must not see the
+    # changes below: those are for the resync alone
+    wait_for(lambda: _queue_idle(env), timeout=30, what=lambda: f"an idle queue\n{env.agent.logs()}")
     team = env.workspace("root:org:team-1")
     team.merge_patch(g.kcp_path(name="drifts"), {"spec": {"v": 2}})
     team.merge_patch(g.kcp_path(name="orphaned"), {"metadata": {"finalizers": None}})
     team.delete(g.kcp_path(name="orphaned"))  # gone from kcp without syncflow seeing it
+    team.delete(g.kcp_path(name="deleting"))  # held by syncflow's finalizer: the event is missed
+    assert CLEANUP in team.get(g.kcp_path(name="deleting"))["metadata"]["finalizers"]
     g.create("team-1", "missing", {"v": 1})
     g.wait_copy(cluster, "drifts", check=lambda c: c["spec"] == {"v": 2}, timeout=60)
     g.wait_copy(cluster, "missing", timeout=60)
+    for name in ("orphaned", "deleting"):
+        wait_for(
+            lambda name=name: g.copy_of(cluster, name) is None,
+            timeout=60,
+            what=lambda name=name: f"the copy of {name} to be deleted\n{env.agent.logs()}",
+        )
     wait_for(
-        lambda: g.copy_of(cluster, "orphaned") is None,
-        timeout=60,
-        what=lambda: f"the orphaned copy to be deleted\n{env.agent.logs()}",
+        lambda: not _ok(team, g.kcp_path(name="deleting")),
+        timeout=30,
+        what=lambda: f"syncflow's finalizer on the deleted object to be released\n{env.agent.logs()}",
     )
 
 

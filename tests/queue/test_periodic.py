@@ -7,11 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import load_settings
-from tests.queue.conftest import free_port, unique_agent
+from syncflow.sync.resync import due, schedule_next
+from tests.queue.conftest import delete_agent_keys, free_port, unique_agent
 from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +67,24 @@ def test_pump_without_redis_logs_one_line_and_succeeds(caplog: pytest.LogCapture
     fields = line.syncflow_fields  # type: ignore[attr-defined]
     assert fields["task"] == "syncflow.pump" and "Connection refused" in str(fields["error"])
     assert_no_traceback(caplog)
+
+
+def test_a_resync_pass_that_does_not_finish_is_retried_after_its_claim(redis: Redis) -> None:
+    """Found by bench/soak.py: the worker running the resync right after Redis was wiped was SIGKILLed,
+    and the pass had already booked the rule's whole period (an hour there), so what the wipe lost was
+    not looked for again. A pass only claims its rule for as long as a pass may run; a complete pass
+    books the period."""
+    agent = unique_agent()
+    hour = 3600.0
+    try:
+        assert due(redis, agent, "rule", hour, claim=0.3)
+        assert not due(redis, agent, "rule", hour, claim=0.3), "two passes of one rule at once"
+        wait_for(  # the pass died without schedule_next: the rule is due again once its claim expired
+            lambda: due(redis, agent, "rule", hour, claim=0.3), timeout=5, what="the rule to be due again"
+        )
+        schedule_next(redis, agent, "rule", hour)
+        assert not due(redis, agent, "rule", hour, claim=0.3)
+        assert redis.pttl(f"sf:{agent}:resync:rule") > 0.9 * hour * 1000
+        assert due(redis, agent, "rule", hour, claim=0.3, kind="status"), "the status pass is separate"
+    finally:
+        delete_agent_keys(redis, agent)
