@@ -30,16 +30,18 @@ if TYPE_CHECKING:
 
 BIN = Path(sys.executable).parent
 REDIS_URL = "redis://127.0.0.1:6379/0"
+BENCH_CLIENT = "bench"
+"""The Redis client name of the benchmark's own connections (not counted as syncflow's round trips)."""
 T = TypeVar("T")
 
 
 class AgentQueue:
     """The work queue of one benchmark agent in the shared Redis."""
 
-    def __init__(self, agent: str) -> None:
-        settings = Settings(agent_name=agent, redis_url=REDIS_URL)
-        self.agent = agent
-        self.redis = Redis.from_url(REDIS_URL)
+    def __init__(self, agent: str, url: str = REDIS_URL) -> None:
+        settings = Settings(agent_name=agent, redis_url=url)
+        self.agent, self.url = agent, url
+        self.redis = Redis.from_url(url, client_name=BENCH_CLIENT)
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
 
     def busy(self) -> int:
