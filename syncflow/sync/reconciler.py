@@ -485,10 +485,21 @@ def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
     release_finalizer(s, key, obj)
 
 
+def _returns_status(rule: SyncRule) -> bool:
+    return rule.status == "return" and rule.source.resource.status_subresource
+
+
+def may_return_status(rule: SyncRule, copy: Obj) -> bool:
+    """Whether :func:`return_status` may have something to return for this version of a copy: the rule
+    returns status, and the copy has one (or status mutations may give it one). A copy without status —
+    e.g. the echo of our own create — needs no status run."""
+    return _returns_status(rule) and ("status" in copy or transforms.mutates_status(rule.transforms))
+
+
 def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj | None = None) -> None:
     """Copy the copy's status (after the rule's status mutations) to the source object's ``/status``
     when they differ."""
-    if s.rule.status != "return" or not s.rule.source.resource.status_subresource:
+    if not _returns_status(s.rule):
         return
     source = s.source(key)
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
