@@ -3,7 +3,8 @@
 Starts a service-cluster devcluster, a kcp devcluster (org workspace, APIExport ``services``, 10 team
 workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worker`` processes, then:
 
-1. for each worker count (``--workers``, default 1,2,4 processes of ``worker -c 1``), on a fresh stack:
+1. for each worker count (``--workers``, default 1,2,4 processes of ``worker -c 1``; ``--concurrency``
+   sets ``-c``), on a fresh stack:
    creates 1,000 objects over the 10 workspaces (8 concurrent clients): objects/s until every local
    copy exists, p50/p99 latency (create response → ADDED on a raw watch of the local resource),
    reconciles per object (``task.done key=sync/…`` lines in the worker logs), API requests per
@@ -255,9 +256,14 @@ class Bench:
     """One fresh stack's scenario: setup, a syncflow run, the backlog run, or the baseline."""
 
     def __init__(
-        self, stack: Stack, session: aiohttp.ClientSession, workspaces: int, redis: RoundTrips
+        self,
+        stack: Stack,
+        session: aiohttp.ClientSession,
+        workspaces: int,
+        redis: RoundTrips,
+        concurrency: int = 1,
     ) -> None:
-        self.stack, self.session, self.redis = stack, session, redis
+        self.stack, self.session, self.redis, self.concurrency = stack, session, redis, concurrency
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
         self.queue = AgentQueue(stack.agent, redis.url)
@@ -344,13 +350,13 @@ class Bench:
         return True if status == 200 else None
 
     def start_worker(self, n: int) -> None:
-        """Start worker ``n`` (``-c 1``) and wait until Celery reports it ready."""
+        """Start worker ``n`` (``-c <concurrency>``) and wait until Celery reports it ready."""
         name = f"worker-{n}"
         self.stack.start(
             name,
             "worker",
             "-c",
-            "1",
+            str(self.concurrency),
             "-n",
             f"w{n}-{self.stack.agent}@%h",
             "-I",
@@ -521,7 +527,7 @@ async def one_stack(
     """Run ``scenario`` on a fresh stack (devclusters, syncflow with ``workers`` processes), then stop it."""
     work.mkdir()
     stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
-    bench = Bench(stack, session, args.workspaces, redis)
+    bench = Bench(stack, session, args.workspaces, redis, args.concurrency)
     try:
         await bench.setup(workers)
         return await scenario(bench)
@@ -583,7 +589,7 @@ def report(
     for n, r in runs.items():
         redis: Counter[str] = r["redis"]
         lines += [
-            f"syncflow, {n} worker process(es) (-c 1 each)  [{r['load']}]:",
+            f"syncflow, {n} worker process(es) (-c {args.concurrency} each)  [{r['load']}]:",
             f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
             f" {r['create_s']:.1f} s)  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
             f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
@@ -640,6 +646,7 @@ if __name__ == "__main__":
         default=[1, 2, 4],
         help="worker process counts, comma-separated (each on a fresh stack)",
     )
+    parser.add_argument("--concurrency", type=int, default=1, help="worker -c (child processes per worker)")
     parser.add_argument("--budget", type=float, default=290, help="seconds one stack's run may take")
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     asyncio.run(run(parser.parse_args()))
