@@ -1,8 +1,10 @@
 """Redis round trips of the processes under test, counted from ``MONITOR`` on a private Redis.
 
 ``INFO commandstats`` also counts the commands a Lua script runs, so it cannot tell round trips from
-work inside one script call; ``MONITOR`` can: those lines say ``[db lua]``. The benchmark's own
-connections (client name ``bench``) are left out; a window is delimited by ``ECHO`` markers.
+work inside one script call; ``MONITOR`` can: those lines say ``[db lua]``. A ``MULTI … EXEC``
+transaction (one pipelined round trip) counts once, as ``MULTI``; a pipeline without a transaction
+still counts each command, so the figure is an upper bound. The benchmark's own connections (client
+name ``bench``) are left out; a window is delimited by ``ECHO`` markers.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class RoundTrips:
         scripts = _script_names(self.redis)
         counts: dict[str, Counter[str]] = {}
         open_: str | None = None
+        in_multi: set[str] = set()
         for line in self.path.read_text(errors="replace").splitlines():
             found = _LINE.match(line)
             if found is None:
@@ -73,6 +76,13 @@ class RoundTrips:
             except ValueError:
                 words = command.split()
             name = words[0].upper() if words else "?"
+            if client in in_multi:
+                if name in ("EXEC", "DISCARD"):
+                    in_multi.discard(client)
+                continue
+            if name == "MULTI":
+                in_multi.add(client)
+                name = "MULTI…EXEC"
             if name == "EVALSHA" and len(words) > 1:
                 name = f"EVALSHA {scripts.get(words[1], words[1][:8])}"
             counts[open_][name] += 1
