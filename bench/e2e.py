@@ -3,18 +3,21 @@
 Starts a service-cluster devcluster, a kcp devcluster (org workspace, APIExport ``services``, 10 team
 workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worker`` processes, then:
 
-1. creates 1,000 objects over the 10 workspaces (8 concurrent clients) with one ``worker -c 1``, and
-   again with two ``worker -c 1`` processes: objects/s until every local copy exists, p50/p99
-   latency (create response → ADDED on a raw watch of the local resource), reconciles per object
-   (``task.done key=sync/…`` lines in the worker logs) and API requests per object (both
-   devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests);
-2. queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates one object and
-   times its sync, printing the bulk backlog still queued when the copy appears;
-3. with syncflow stopped, the baseline: the same 1,000 creates done by this process with the minimal
-   calls (kcp create, namespace create once per namespace, local create), 8 concurrent clients.
+1. for each worker count (``--workers``, default 1,2,4 processes of ``worker -c 1``; ``--concurrency``
+   sets ``-c``), on a fresh stack:
+   creates 1,000 objects over the 10 workspaces (8 concurrent clients): objects/s until every local
+   copy exists, p50/p99 latency (create response → ADDED on a raw watch of the local resource),
+   reconciles per object (``task.done key=sync/…`` lines in the worker logs), API requests per
+   object (both devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests)
+   and Redis round trips per object (``bench.roundtrips``: MONITOR on the run's private Redis);
+2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
+   one object and times its sync, printing the bulk backlog still queued when the copy appears;
+3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
+   process (kcp create, finalizer patch, namespace create once per namespace, local create,
+   state-Secret create), 8 concurrent clients.
 
-Run: ``.venv/bin/python bench/e2e.py`` or ``.venv/bin/python -m bench.e2e`` (Redis at
-127.0.0.1:6379; the agent's keys are removed at the end).
+The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
+``.venv/bin/python -m bench.e2e`` (a private ``redis-server``, stopped at the end).
 """
 
 from __future__ import annotations
@@ -43,18 +46,21 @@ import aiohttp
 import orjson
 import yaml
 
+from bench.roundtrips import RoundTrips
 from bench.support import (
     BIN,
-    REDIS_URL,
     AgentQueue,
     apply_crds,
     done_verbs,
+    load_average,
     percentile,
     sync_figures,
     traffic,
     watch_first_seen,
 )
 from syncflow import tasks as engine_tasks
+from syncflow.demo.redis import provide as provide_redis
+from syncflow.demo.stack import Stack as DemoStack
 from syncflow.keys import ObjectKey
 
 REPO = Path(__file__).resolve().parents[1]
@@ -184,12 +190,18 @@ class Api:
         self.session, self.url, self.mine = session, url, Counter[str]()
 
     async def call(
-        self, method: str, path: str, body: dict[str, Any] | None = None, ok: tuple[int, ...] = ()
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        ok: tuple[int, ...] = (),
+        content_type: str = JSON["Content-Type"],
     ) -> tuple[int, dict[str, Any]]:
         """One request; raises on an unexpected status unless it is in ``ok``."""
         self.mine[method] += 1
         data = orjson.dumps(body) if body is not None else None
-        async with self.session.request(method, self.url + path, data=data, headers=JSON) as response:
+        headers = {"Content-Type": content_type}
+        async with self.session.request(method, self.url + path, data=data, headers=headers) as response:
             payload: dict[str, Any] = orjson.loads(await response.read() or b"{}")
             if response.status >= 300 and response.status not in ok:
                 raise BenchError(f"{method} {path}: {response.status} {payload}")
@@ -241,25 +253,29 @@ def local_crd() -> dict[str, Any]:
 
 
 class Bench:
-    """The scenario: setup, the two syncflow runs, the backlog run and the baseline."""
+    """One fresh stack's scenario: setup, a syncflow run, the backlog run, or the baseline."""
 
     def __init__(
         self,
         stack: Stack,
         session: aiohttp.ClientSession,
         workspaces: int,
+        redis_url: str,
+        *,
+        roundtrips: RoundTrips | None = None,
+        concurrency: int = 1,
         broker_url: str | None = None,
-        redis_url: str = REDIS_URL,
     ) -> None:
-        self.stack, self.session, self.redis_url = stack, session, redis_url
+        self.stack, self.session, self.concurrency = stack, session, concurrency
+        self.roundtrips, self.broker_url = roundtrips, broker_url
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
-        self.broker_url = broker_url
         self.queue = AgentQueue(stack.agent, redis_url, broker_url)
         self.kcp = self.service = Api(session, "")
 
-    async def setup(self) -> None:
-        """Devclusters, kcp workspaces and bindings, CRDs, then watch + beat + the first worker."""
+    async def setup(self, workers: int = 1) -> None:
+        """Devclusters, kcp workspaces and bindings, CRDs, then watch + beat + ``workers`` worker
+        processes (``-c 1`` each)."""
         stack = self.stack
         self.service = Api(self.session, stack.devcluster("service"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
@@ -314,7 +330,7 @@ class Bench:
         stack.env = {
             **os.environ,
             "PYTHONPATH": str(REPO),
-            "SYNCFLOW_REDIS_URL": self.redis_url,
+            "SYNCFLOW_REDIS_URL": self.queue.url,
             "SYNCFLOW_AGENT_NAME": stack.agent,
             "SYNCFLOW_KUBECONFIG": service_kc,
             "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp-org.kc"),
@@ -325,7 +341,8 @@ class Bench:
         }
         stack.start("watch", "watch")
         stack.start("beat", "beat", "-s", str(stack.work / "beat-schedule"))
-        self.start_worker(1)
+        for n in range(1, workers + 1):
+            self.start_worker(n)
         for team in self.teams:
             path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
             await stack.wait(
@@ -338,13 +355,14 @@ class Bench:
         return True if status == 200 else None
 
     def start_worker(self, n: int, ready: bool = True) -> None:
-        """Start worker ``n`` (``-c 1``) and, with ``ready``, wait until Celery reports it ready."""
+        """Start worker ``n`` (``-c <concurrency>``) and, with ``ready``, wait until Celery reports it
+        ready."""
         name = f"worker-{n}"
         self.stack.start(
             name,
             "worker",
             "-c",
-            "1",
+            str(self.concurrency),
             "-n",
             f"w{n}-{self.stack.agent}@%h",
             "-I",
@@ -398,6 +416,8 @@ class Bench:
     async def sync_run(self, run: str, objects: int, timeout: float) -> dict[str, Any]:
         """Create ``objects`` in kcp and time syncflow until every local copy exists."""
         await self.queue.idle(self.stack)
+        if self.roundtrips:
+            self.roundtrips.mark(run)
         before = await traffic([self.kcp, self.service])
         done_before = done_verbs(self.stack)
         cpu_before = self.stack.cpu()
@@ -421,6 +441,8 @@ class Bench:
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
         await self.queue.idle(self.stack)
+        if self.roundtrips:
+            self.roundtrips.mark(run)
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         return sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
@@ -456,7 +478,8 @@ class Bench:
         }
 
     async def baseline(self, objects: int) -> dict[str, float]:
-        """The minimal calls done directly: kcp create, namespace once per namespace, local create."""
+        """The writes the sync semantics need, done directly: kcp create, the finalizer patch in kcp,
+        namespace create once per namespace, local create, state-Secret create."""
         namespaces: dict[str, asyncio.Lock] = {c: asyncio.Lock() for c in self.clusters}
         made: set[str] = set()
         before = (await self.kcp.counts()).total() + (await self.service.counts()).total()
@@ -474,7 +497,15 @@ class Bench:
             body = widget(
                 name, "base-copy", **{"syncagent.kcp.io/remote-object-cluster": self.clusters[team]}
             )
+            await self.kcp.call(
+                "PATCH",
+                f"/clusters/{self.teams[team]}/apis/{GROUP}/v1/namespaces/default/{PLURAL}/{name}",
+                {"metadata": {"finalizers": ["syncagent.kcp.io/cleanup"]}},
+                content_type="application/merge-patch+json",
+            )
             await self.service.call("POST", f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}", body)
+            secret = {"metadata": {"name": f"obj-state-{name}"}, "data": {"state": "e30="}}
+            await self.service.call("POST", "/api/v1/namespaces/syncflow/secrets", secret)
             latencies.append((time.perf_counter() - created_at[name]) * 1000)
 
         async def timed(name: str, team: int) -> None:
@@ -494,48 +525,88 @@ class Bench:
         }
 
 
-async def run(
-    objects: int, workspaces: int, ghosts: int, budget: float, logs: str | None, broker_url: str | None
-) -> None:
+async def one_stack(
+    session: aiohttp.ClientSession,
+    redis: RoundTrips,
+    work: Path,
+    args: argparse.Namespace,
+    scenario: Callable[[Bench], Awaitable[T]],
+    workers: int = 1,
+) -> T:
+    """Run ``scenario`` on a fresh stack (devclusters, syncflow with ``workers`` processes), then stop it."""
+    work.mkdir()
+    stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
+    bench = Bench(
+        stack,
+        session,
+        args.workspaces,
+        redis.url,
+        roundtrips=redis,
+        concurrency=args.concurrency,
+        broker_url=args.broker_url,
+    )
+    try:
+        await bench.setup(workers)
+        return await scenario(bench)
+    finally:
+        stack.stop_all()
+        bench.queue.cleanup()
+        bench.queue.close()
+
+
+async def run(args: argparse.Namespace) -> None:
+    """Every worker count on its own fresh stack, the baseline on another, Redis round trips counted."""
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(tempfile.mkdtemp(prefix="e2e-", dir=logs) if logs else scratch)
-        stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = Bench(stack, session, workspaces, broker_url)
-            try:
-                began = time.perf_counter()
-                await bench.setup()
-                setup_s = time.perf_counter() - began
-                one = await bench.sync_run("one", objects, 150)
-                bench.start_worker(2)
-                two = await bench.sync_run("two", objects, 120)
-                backlog = await bench.backlog_run(ghosts)
-                for name in [n for n in stack.processes if n not in ("kcp", "service")]:
-                    stack.stop(name)
-                base = await bench.baseline(objects)
-            finally:
-                stack.stop_all()
-                bench.queue.cleanup()
-                bench.queue.close()
-    report(objects, workspaces, ghosts, setup_s, one, two, backlog, base, time.perf_counter() - began)
+        root = Path(tempfile.mkdtemp(prefix="e2e-", dir=args.logs) if args.logs else scratch)
+        began = time.perf_counter()
+        redis_stack = DemoStack(root)
+        redis = RoundTrips(provide_redis(redis_stack, None).url, root / "monitor.log")
+        runs: dict[int, dict[str, Any]] = {}
+        backlog: dict[str, float] = {}
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+                for n in args.workers:
+                    load = os.getloadavg()
+
+                    async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
+                        figures = await bench.sync_run(f"w{n}", args.objects, 150)
+                        if n == args.workers[-1] and args.backlog:
+                            backlog.update(await bench.backlog_run(args.backlog))
+                        return figures
+
+                    runs[n] = await one_stack(session, redis, root / f"w{n}", args, measure, n)
+                    runs[n]["load"] = load_average(load)
+                load = os.getloadavg()
+
+                async def baseline(bench: Bench) -> dict[str, Any]:
+                    for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
+                        bench.stack.stop(name)
+                    return await bench.baseline(args.objects)
+
+                base = await one_stack(session, redis, root / "base", args, baseline)
+                base["load"] = load_average(load)
+        finally:
+            redis.stop()
+            redis_stack.stop()
+        for n, counts in redis.windows().items():
+            runs[int(n[1:])]["redis"] = counts
+    report(args, runs, backlog, base, time.perf_counter() - began)
 
 
 def report(
-    objects: int,
-    workspaces: int,
-    ghosts: int,
-    setup_s: float,
-    one: dict[str, Any],
-    two: dict[str, Any],
+    args: argparse.Namespace,
+    runs: dict[int, dict[str, Any]],
     backlog: dict[str, float],
-    base: dict[str, float],
+    base: dict[str, Any],
     total_s: float,
 ) -> None:
-    """Print the figures."""
-    lines = [f"{objects} objects over {workspaces} workspaces, 8 creating clients (setup {setup_s:.1f} s)"]
-    for label, r in (("1 worker (-c 1)", one), ("2 workers (2 x -c 1)", two)):
+    """Print the figures, then the table."""
+    objects = args.objects
+    lines = [f"{objects} objects over {args.workspaces} workspaces, 8 clients, a fresh stack per run"]
+    for n, r in runs.items():
+        redis: Counter[str] = r["redis"]
         lines += [
-            f"syncflow, {label}:",
+            f"syncflow, {n} worker process(es) (-c {args.concurrency} each)  [{r['load']}]:",
             f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
             f" {r['create_s']:.1f} s)  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
             f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
@@ -545,18 +616,35 @@ def report(
             f"  API requests/obj  {r['kcp'] + r['service']:8.2f}  (kcp {r['kcp']:.2f},"
             f" service {r['service']:.2f}; /debug/requests delta minus the benchmark's own)",
             f"    by method: {r['methods']}",
+            f"  Redis round trips/obj {redis.total() / objects:.2f}  (MONITOR: every process but this one)",
+            "    by command: "
+            + " ".join(f"{c} {k / objects:.2f}" for c, k in redis.most_common() if k / objects >= 0.01),
             f"  CPU seconds       {r['cpu']}",
         ]
     lines += [
-        "baseline, direct calls (kcp create, namespace once, local create), this process, 8 clients:",
+        "baseline, the writes done directly (kcp create, finalizer patch, namespace once, local create,"
+        " state Secret), this process, 8 clients"
+        f"  [{base['load']}]:",
         f"  throughput        {base['rate']:8.1f} obj/s  ({base['elapsed']:.1f} s)",
         f"  latency           p50 {base['p50']:.0f} ms  p99 {base['p99']:.0f} ms"
         "  (kcp create response -> local create response)",
         f"  API requests/obj  {base['calls']:8.2f}",
-        f"new object behind a {ghosts}-key bulk backlog (2 workers; {int(backlog['sent'])} messages"
-        f" queued in {backlog['enqueue_s']:.1f} s):",
-        f"  create -> local copy {backlog['latency'] * 1000:.0f} ms; still queued at that moment:"
-        f" {int(backlog['bulk_queued'])} sync-bulk messages, {int(backlog['pending'])} pending sync keys",
+    ]
+    if backlog:
+        lines += [
+            f"new object behind a {args.backlog}-key bulk backlog ({args.workers[-1]} workers;"
+            f" {int(backlog['sent'])} messages queued in {backlog['enqueue_s']:.1f} s):",
+            f"  create -> local copy {backlog['latency'] * 1000:.0f} ms; still queued at that moment:"
+            f" {int(backlog['bulk_queued'])} sync-bulk messages, {int(backlog['pending'])} pending sync keys",
+        ]
+    lines += [
+        "",
+        "workers  obj/s  ratio  requests/obj  redis RT/obj  sync/obj  status/obj",
+        *(
+            f"{n:7d} {r['rate']:6.1f} {r['rate'] / base['rate']:6.3f} {r['kcp'] + r['service']:13.2f}"
+            f" {r['redis'].total() / objects:13.2f} {r['sync']:9.2f} {r['status']:11.2f}"
+            for n, r in runs.items()
+        ),
         f"total run {total_s:.0f} s",
     ]
     print("\n".join(lines))
@@ -569,9 +657,16 @@ if __name__ == "__main__":
     parser.add_argument(
         "--backlog", type=int, default=10_000, help="bulk-lane keys queued before the new object"
     )
-    parser.add_argument("--budget", type=float, default=290, help="seconds the whole run may take")
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2, 4],
+        help="worker process counts, comma-separated (each on a fresh stack)",
+    )
+    parser.add_argument("--concurrency", type=int, default=1, help="worker -c (child processes per worker)")
+    parser.add_argument("--budget", type=float, default=290, help="seconds one stack's run may take")
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
-    parser.add_argument("--broker-url", help="Celery broker (default: the Redis), e.g. amqp://…/<vhost>")
-    args = parser.parse_args()
-    print(f"broker {args.broker_url or REDIS_URL}")
-    asyncio.run(run(args.objects, args.workspaces, args.backlog, args.budget, args.logs, args.broker_url))
+    parser.add_argument(
+        "--broker-url", help="Celery broker (default: the private Redis), e.g. amqp://…/<vhost>"
+    )
+    asyncio.run(run(parser.parse_args()))

@@ -480,7 +480,7 @@ async def run(options: Options, logs: str | None) -> int:
             async with aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=64), timeout=timeout
             ) as session:
-                bench = Bench(stack, session, options.workspaces, redis_url=redis.url)
+                bench = Bench(stack, session, options.workspaces, redis.url)
                 soak = Soak(bench, options, redis.url)
                 try:
                     await bench.setup()

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 BIN = Path(sys.executable).parent
 REDIS_URL = "redis://127.0.0.1:6379/0"
+BENCH_CLIENT = "bench"
+"""The Redis client name of the benchmark's own connections (not counted as syncflow's round trips)."""
 T = TypeVar("T")
 
 
@@ -38,8 +40,8 @@ class AgentQueue:
 
     def __init__(self, agent: str, redis_url: str = REDIS_URL, broker_url: str | None = None) -> None:
         settings = load_settings(agent_name=agent, redis_url=redis_url, broker_url=broker_url)
-        self.agent = agent
-        self.redis = Redis.from_url(redis_url)
+        self.agent, self.url = agent, redis_url
+        self.redis = Redis.from_url(redis_url, client_name=BENCH_CLIENT)
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
 
     def busy(self) -> int:

@@ -48,11 +48,23 @@ def remote_annotations(namespace: str, name: str, workspace_path: str | None) ->
     return annotations
 
 
-def copy_selector(cluster: str, namespace: str, name: str) -> str:
-    """The label selector that finds the local copy of kcp object ``namespace/name`` in ``cluster``."""
+def copy_labels(cluster: str, namespace: str, name: str) -> dict[str, str]:
+    """The labels that make a local object the copy of kcp object ``namespace/name`` in ``cluster``
+    (any agent's)."""
     labels = remote_labels(cluster, namespace, name, agent="")
     del labels[md.AGENT_LABEL]
-    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+    return labels
+
+
+def copy_selector(cluster: str, namespace: str, name: str) -> str:
+    """The label selector that finds the local copy of kcp object ``namespace/name`` in ``cluster``."""
+    return ",".join(f"{key}={value}" for key, value in sorted(copy_labels(cluster, namespace, name).items()))
+
+
+def is_copy_of(obj: Mapping[str, Any], cluster: str, namespace: str, name: str) -> bool:
+    """Whether local object ``obj`` is what :func:`copy_selector` selects."""
+    labels = obj.get("metadata", {}).get("labels") or {}
+    return all(labels.get(key) == value for key, value in copy_labels(cluster, namespace, name).items())
 
 
 def strip(obj: Mapping[str, Any], *, drop: Collection[str] = ()) -> dict[str, Any]:

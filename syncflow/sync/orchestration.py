@@ -28,6 +28,7 @@ from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref
 from syncflow.sync.metadata import AGENT_LABEL
+from syncflow.sync.reconciler import may_return_status
 from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.watches import RelatedEvents, related_sides
@@ -175,13 +176,14 @@ class SyncManager:
 
         def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             owner = owner_ref(obj) if obj is not None else None
-            if owner is None:
+            if obj is None or owner is None:
                 return []
-            # a deleted copy is re-created by a sync; any other change may carry a new status, and
-            # may name related objects (read from the copy)
+            # a deleted copy is re-created by a sync; any other change may carry a new status (not
+            # when the copy has none, e.g. our create's echo), and may name related objects (read
+            # from the copy)
             if type == "DELETED":
                 return [key_for(SYNC, rule, owner)]
-            verbs = [STATUS] if rule.status == "return" else []
+            verbs = [STATUS] if may_return_status(rule, obj) else []
             return [key_for(verb, rule, owner) for verb in (*verbs, *related)]
 
         for index, api in enumerate(sources):

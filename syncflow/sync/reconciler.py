@@ -34,6 +34,7 @@ from syncflow.sync.events import record_event
 from syncflow.sync.keys import SYNC, key_for, owner_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.mutation.base import MutationError
+from syncflow.sync.namespaces import create_in
 from syncflow.sync.rule import SyncRule
 from syncflow.templating import TemplateError
 
@@ -118,13 +119,28 @@ def _meta(obj: Obj) -> Obj:
 
 
 def find_copy(s: Sync, key: ObjectKey) -> Obj | None:
-    """The copy of a source object on the target, found by its sync labels."""
+    """The copy of a source object on the target, found by its sync labels (a LIST: the way to find it
+    under any name; :func:`copy_at` finds it where the naming rule puts it)."""
     selector = desired_mod.copy_selector(key.cluster, key.namespace, key.name)
     found = s.target.get(s.rule.target.resource.path(), labelSelector=selector, limit="2").get("items") or []
     if len(found) > 1:
         names = ", ".join(f"{_meta(i).get('namespace', '')}/{_meta(i)['name']}" for i in found)
         raise PermanentError(f"several target objects claim to be the copy of {key}: {names}")
     return found[0] if found else None
+
+
+def copy_at(s: Sync, key: ObjectKey, location: placement.Location, made: bool = True) -> Obj | None:
+    """The copy of ``key``, read where the naming rule places it (one GET). The label-selector LIST of
+    :func:`find_copy` only when the object there is not this key's copy, or when it is missing and a copy
+    may exist under another name (``made``: the state says one was made; always so for a rule that keeps
+    no state), e.g. after the naming rule changed. ``made=False`` trusts the state: no copy, no request
+    (a copy of that name found by the create's 409 is still recognised)."""
+    if not made and s.rule.state_namespace is not None:
+        return None
+    found = get_or_none(s.target, s.rule.target.resource.path(location.namespace, location.name))
+    if found is not None and desired_mod.is_copy_of(found, key.cluster, key.namespace, key.name):
+        return found
+    return find_copy(s, key)
 
 
 def set_finalizers(api: JsonApi, path: str, obj: Obj, finalizers: list[str]) -> Obj:
@@ -231,7 +247,7 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
     if not s.rule.spec:
         return
     obj = _ensure_finalizer(s, key, obj)
-    copy = _apply_spec(s, key, obj, find_copy(s, key))
+    copy = _apply_spec(s, key, obj)
     if copy is None:
         return
     if s.rule.status == "return":
@@ -259,18 +275,6 @@ def workspace_path_of(s: Sync, key: ObjectKey) -> str | None:
     return str((_meta(logical_cluster).get("annotations") or {}).get("kcp.io/path") or key.cluster)
 
 
-def ensure_namespace(api: JsonApi, name: str, namespace_obj: Obj | None = None) -> None:
-    """Create Namespace ``name`` (as ``namespace_obj`` if given) when it is missing; never change it."""
-    if not name or get_or_none(api, f"/api/v1/namespaces/{name}"):
-        return
-    namespace = namespace_obj or {"metadata": {"name": name}}
-    try:
-        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-
-
 def _locate(s: Sync, key: ObjectKey, obj: Obj, workspace_path: str | None) -> placement.Location:
     try:
         return placement.locate(
@@ -284,12 +288,15 @@ def _locate(s: Sync, key: ObjectKey, obj: Obj, workspace_path: str | None) -> pl
         raise PermanentError(f"cannot place the copy of {key}: {exc}") from exc
 
 
-def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | None:
+def _apply_spec(s: Sync, key: ObjectKey, obj: Obj) -> Obj | None:
     """Create, adopt or three-way-merge the copy; keep the last-applied state. None: the target object
     of that name is not ours and the rule never adopts."""
     rule = s.rule
     workspace_path = workspace_path_of(s, key)
     location = _locate(s, key, obj, workspace_path)
+    secret_path = state_path(s, key)
+    secret = get_or_none(s.target, secret_path) if secret_path else None
+    copy = copy_at(s, key, location, made=secret is not None)
     source = _transformed(s, key, obj, copy if copy is not None else _preview(s, obj, location))
     wanted = desired_mod.build_desired(
         source,
@@ -305,8 +312,6 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Obj | No
     if not rule.watch_source:  # a polled source: the copy records which version of it it holds
         wanted["metadata"]["annotations"][SOURCE_VERSION_ANNOTATION] = _meta(obj).get("resourceVersion", "")
     content = desired_mod.managed_content(source)  # api-syncagent's state: the source object, stripped
-    secret_path = state_path(s, key)
-    secret = get_or_none(s.target, secret_path) if secret_path else None
     entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
     last = state.read_state(secret, entry)
     if copy is None:
@@ -387,12 +392,17 @@ def _create_or_adopt(
     s: Sync, key: ObjectKey, obj: Obj, wanted: Obj, location: placement.Location, last: Obj | None
 ) -> tuple[Obj, Obj | None] | None:
     rule = s.rule
-    if rule.target.resource.namespaced:
-        ensure_namespace(s.target, location.namespace, location.namespace_object)
     body = {**wanted, "metadata": dict(wanted["metadata"])}
     _stamp(s, body)
+    namespace = location.namespace if rule.target.resource.namespaced else ""
     try:
-        created = s.target.create(rule.target.resource.path(location.namespace), body)
+        created = create_in(
+            s.target,
+            rule.target.resource.path(location.namespace),
+            namespace,
+            body,
+            location.namespace_object,
+        )
     except ApiException as exc:
         if exc.status != 409:
             raise
@@ -404,6 +414,9 @@ def _create_or_adopt(
     existing = s.target.get(rule.target.resource.path(location.namespace, location.name))
     if _meta(existing).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)
+    mine = (_meta(existing).get("labels") or {}).get(md.AGENT_LABEL) == rule.agent
+    if mine and desired_mod.is_copy_of(existing, key.cluster, key.namespace, key.name):
+        return existing, last  # our copy, which the state did not record (e.g. a crash between the writes)
     reason = _collision(s, key, existing)
     if reason is not None:
         record_event(s.source(key), obj, "NameCollision", reason)
@@ -472,16 +485,27 @@ def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
     release_finalizer(s, key, obj)
 
 
+def _returns_status(rule: SyncRule) -> bool:
+    return rule.status == "return" and rule.source.resource.status_subresource
+
+
+def may_return_status(rule: SyncRule, copy: Obj) -> bool:
+    """Whether :func:`return_status` may have something to return for this version of a copy: the rule
+    returns status, and the copy has one (or status mutations may give it one). A copy without status —
+    e.g. the echo of our own create — needs no status run."""
+    return _returns_status(rule) and ("status" in copy or transforms.mutates_status(rule.transforms))
+
+
 def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj | None = None) -> None:
     """Copy the copy's status (after the rule's status mutations) to the source object's ``/status``
     when they differ."""
-    if s.rule.status != "return" or not s.rule.source.resource.status_subresource:
+    if not _returns_status(s.rule):
         return
     source = s.source(key)
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
     if obj is None or _meta(obj).get("deletionTimestamp"):
         return
-    copy = copy if copy is not None else find_copy(s, key)
+    copy = copy if copy is not None else _copy_of_existing(s, key, obj)
     if copy is None:
         return
     try:
@@ -494,6 +518,16 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     s.record(s.rule.source.endpoint, updated)
     s.synced("status")
     log_event(logger, "sync.status_returned", key=str(key))
+
+
+def _copy_of_existing(s: Sync, key: ObjectKey, obj: Obj) -> Obj | None:
+    """The copy of source object ``obj``, read where the naming rule places it (the LIST when its name
+    cannot be rendered)."""
+    try:
+        location = _locate(s, key, obj, workspace_path_of(s, key))
+    except PermanentError:
+        return find_copy(s, key)
+    return copy_at(s, key, location)
 
 
 def _carry_status(s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:

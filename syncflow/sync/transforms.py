@@ -94,6 +94,11 @@ def mutate_status(transforms: Iterable[Transform], target: Obj, source: Mapping[
     return target
 
 
+def mutates_status(transforms: Iterable[Transform]) -> bool:
+    """Whether the rule has status mutations (they may give a copy a status it does not have)."""
+    return any(isinstance(t, Mutate) and t.status for t in transforms)
+
+
 def timestamp_annotation(transforms: Iterable[Transform]) -> str | None:
     """The annotation a rule sets to the time of each write of the copy, if any."""
     return next((t.timestamp for t in transforms if isinstance(t, Annotate) and t.timestamp), None)

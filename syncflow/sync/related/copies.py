@@ -21,10 +21,10 @@ from syncflow.sync.desired import managed_content, preview
 from syncflow.sync.events import record_event
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.mutation.mutator import compiled
+from syncflow.sync.namespaces import create_in
 from syncflow.sync.reconciler import (
     Sync,
     delete_exactly,
-    ensure_namespace,
     get_or_none,
     set_finalizers,
 )
@@ -178,11 +178,10 @@ def sync_copy(run: RelatedRun, found: Found, obj: Obj | None, *, primary_deletin
 
 
 def _create(run: RelatedRun, found: Found, wanted: Obj) -> Obj | None:
-    if run.related.destination_resource.namespaced:
-        ensure_namespace(run.destination, found.namespace)
+    namespace = found.namespace if run.related.destination_resource.namespaced else ""
     collection = run.related.destination_resource.path(found.namespace)
     try:
-        created = run.destination.create(collection, wanted)
+        created = create_in(run.destination, collection, namespace, wanted)
     except ApiException as exc:
         if exc.status != 409:
             raise
