@@ -7,10 +7,7 @@ tolerations and node affinity are not considered; pods are bound with ``spec.nod
 from __future__ import annotations
 
 from syncflow.devcluster.crud import deep_copy
-from syncflow.devcluster.simulate.api import Api
-from syncflow.devcluster.simulate.config import SimulationConfig
 from syncflow.devcluster.simulate.nodes import ready_nodes
-from syncflow.devcluster.simulate.owners import OwnerIndex
 from syncflow.devcluster.simulate.pods import (
     count,
     is_active,
@@ -19,23 +16,20 @@ from syncflow.devcluster.simulate.pods import (
     template_hash,
     without_zeros,
 )
-from syncflow.devcluster.simulate.workloads import controlled_pods
+from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
 
 REVISION_LABEL = "controller-revision-hash"
 
 
-class DaemonSets:
+class DaemonSets(WorkloadController):
     """One reconcile makes at most ``writes_per_pass`` pod writes, else writes the status."""
 
-    def __init__(self, api: Api, index: OwnerIndex, config: SimulationConfig) -> None:
-        self.api = api
-        self.index = index
-        self.config = config
+    group, plural = "apps", "daemonsets"
 
     def reconcile(self, cluster: str, namespace: str, name: str) -> None:
         """Bring one DaemonSet's pods and status in line with its spec and the nodes."""
-        ds = self.api.get(cluster, "apps", "daemonsets", namespace, name)
-        if ds is None or ds["metadata"].get("deletionTimestamp"):
+        ds = self.live(cluster, namespace, name)
+        if ds is None:
             return
         template = (ds.get("spec") or {}).get("template") or {}
         revision = template_hash(template)

@@ -10,13 +10,11 @@ enforced); ``paused`` and ``progressDeadlineSeconds`` are ignored.
 from __future__ import annotations
 
 from syncflow.devcluster.crud import deep_copy
-from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.conditions import set_condition
-from syncflow.devcluster.simulate.config import SimulationConfig
-from syncflow.devcluster.simulate.owners import OwnerIndex, owner_reference
+from syncflow.devcluster.simulate.owners import owner_reference
 from syncflow.devcluster.simulate.pods import template_hash, without_zeros
 from syncflow.devcluster.simulate.replicasets import desired_replicas
-from syncflow.devcluster.simulate.workloads import controlled
+from syncflow.devcluster.simulate.workloads import WorkloadController, controlled
 from syncflow.devcluster.store import Obj
 
 HASH_LABEL = "pod-template-hash"
@@ -42,18 +40,15 @@ def max_unavailable(deployment: Obj, replicas: int) -> int:
     return int(value)
 
 
-class Deployments:
+class Deployments(WorkloadController):
     """One reconcile makes at most one ReplicaSet write, or writes the status."""
 
-    def __init__(self, api: Api, index: OwnerIndex, config: SimulationConfig) -> None:
-        self.api = api
-        self.index = index
-        self.config = config
+    group, plural = "apps", "deployments"
 
     def reconcile(self, cluster: str, namespace: str, name: str) -> None:
         """Bring one Deployment's ReplicaSets and status in line with its spec."""
-        deployment = self.api.get(cluster, "apps", "deployments", namespace, name)
-        if deployment is None or deployment["metadata"].get("deletionTimestamp"):
+        deployment = self.live(cluster, namespace, name)
+        if deployment is None:
             return
         spec = deployment.get("spec") or {}
         replicas = desired_replicas(deployment, self.config)

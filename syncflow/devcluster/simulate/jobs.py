@@ -8,12 +8,9 @@ no failures, retries, ``backoffLimit``, ``activeDeadlineSeconds``, indexed compl
 from __future__ import annotations
 
 from syncflow.devcluster.crud import deep_copy, now_rfc3339
-from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.conditions import is_true, set_condition
-from syncflow.devcluster.simulate.config import SimulationConfig
-from syncflow.devcluster.simulate.owners import OwnerIndex
 from syncflow.devcluster.simulate.pods import count, pod_from_template
-from syncflow.devcluster.simulate.workloads import controlled_pods
+from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
 from syncflow.devcluster.store import Obj
 
 _DONE_MESSAGE = "Reached expected number of succeeded pods"
@@ -23,18 +20,15 @@ def _finished(job: Obj) -> bool:
     return is_true(job, "Complete") or is_true(job, "Failed")
 
 
-class Jobs:
+class Jobs(WorkloadController):
     """One reconcile creates at most ``writes_per_pass`` pods, else writes the status."""
 
-    def __init__(self, api: Api, index: OwnerIndex, config: SimulationConfig) -> None:
-        self.api = api
-        self.index = index
-        self.config = config
+    group, plural = "batch", "jobs"
 
     def reconcile(self, cluster: str, namespace: str, name: str) -> None:
         """Bring one Job's pods and status in line with its spec."""
-        job = self.api.get(cluster, "batch", "jobs", namespace, name)
-        if job is None or job["metadata"].get("deletionTimestamp") or _finished(job):
+        job = self.live(cluster, namespace, name)
+        if job is None or _finished(job):
             return
         spec = job.get("spec") or {}
         completions = min(int(spec.get("completions") or 1), self.config.max_replicas)

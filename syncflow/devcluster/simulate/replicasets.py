@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.config import SimulationConfig
-from syncflow.devcluster.simulate.owners import OwnerIndex
 from syncflow.devcluster.simulate.pods import count, is_active, is_ready, pod_from_template, without_zeros
-from syncflow.devcluster.simulate.workloads import controlled_pods
+from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
 from syncflow.devcluster.store import Obj
 
 
@@ -16,18 +14,15 @@ def desired_replicas(obj: Obj, config: SimulationConfig) -> int:
     return min(1 if replicas is None else int(replicas), config.max_replicas)
 
 
-class ReplicaSets:
+class ReplicaSets(WorkloadController):
     """One reconcile creates or deletes at most ``writes_per_pass`` pods, else writes the status."""
 
-    def __init__(self, api: Api, index: OwnerIndex, config: SimulationConfig) -> None:
-        self.api = api
-        self.index = index
-        self.config = config
+    group, plural = "apps", "replicasets"
 
     def reconcile(self, cluster: str, namespace: str, name: str) -> None:
         """Bring one ReplicaSet's pods and status in line with its spec."""
-        rs = self.api.get(cluster, "apps", "replicasets", namespace, name)
-        if rs is None or rs["metadata"].get("deletionTimestamp"):
+        rs = self.live(cluster, namespace, name)
+        if rs is None:
             return
         pods = controlled_pods(self.api, self.index, cluster, rs)
         active = [p for p in pods if is_active(p)]

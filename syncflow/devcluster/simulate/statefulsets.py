@@ -9,9 +9,6 @@ PersistentVolumeClaims from ``volumeClaimTemplates`` are made.
 
 from __future__ import annotations
 
-from syncflow.devcluster.simulate.api import Api
-from syncflow.devcluster.simulate.config import SimulationConfig
-from syncflow.devcluster.simulate.owners import OwnerIndex
 from syncflow.devcluster.simulate.pods import (
     is_active,
     is_ready,
@@ -20,7 +17,7 @@ from syncflow.devcluster.simulate.pods import (
     without_zeros,
 )
 from syncflow.devcluster.simulate.replicasets import desired_replicas
-from syncflow.devcluster.simulate.workloads import controlled_pods
+from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
 from syncflow.devcluster.store import Obj
 
 REVISION_LABEL = "controller-revision-hash"
@@ -31,18 +28,15 @@ def _ordinal(sts_name: str, pod: Obj) -> int:
     return int(suffix) if suffix.isdigit() else -1
 
 
-class StatefulSets:
+class StatefulSets(WorkloadController):
     """One reconcile makes at most ``writes_per_pass`` pod writes, else writes the status."""
 
-    def __init__(self, api: Api, index: OwnerIndex, config: SimulationConfig) -> None:
-        self.api = api
-        self.index = index
-        self.config = config
+    group, plural = "apps", "statefulsets"
 
     def reconcile(self, cluster: str, namespace: str, name: str) -> None:
         """Bring one StatefulSet's pods and status in line with its spec."""
-        sts = self.api.get(cluster, "apps", "statefulsets", namespace, name)
-        if sts is None or sts["metadata"].get("deletionTimestamp"):
+        sts = self.live(cluster, namespace, name)
+        if sts is None:
             return
         spec = sts.get("spec") or {}
         replicas = desired_replicas(sts, self.config)

@@ -1,11 +1,34 @@
-"""What every workload controller needs: the pods it controls, and selector matching."""
+"""What every workload controller needs: its shape, the pods it controls, and selector matching."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from syncflow.devcluster.simulate.api import Api
+from syncflow.devcluster.simulate.config import SimulationConfig
 from syncflow.devcluster.simulate.owners import OwnerIndex, controlled_by
 from syncflow.devcluster.store import Obj
 from syncflow.selectors import LabelSelector
+
+
+class WorkloadController:
+    """A simulated controller of one kind (``group``/``plural``): the object API, the owner index and
+    the simulation's limits."""
+
+    group: ClassVar[str]
+    plural: ClassVar[str]
+
+    def __init__(self, api: Api, index: OwnerIndex, config: SimulationConfig) -> None:
+        self.api = api
+        self.index = index
+        self.config = config
+
+    def live(self, cluster: str, namespace: str, name: str) -> Obj | None:
+        """The object to reconcile; None when it is gone or being deleted."""
+        obj = self.api.get(cluster, self.group, self.plural, namespace, name)
+        if obj is None or obj["metadata"].get("deletionTimestamp"):
+            return None
+        return obj
 
 
 def controlled(api: Api, index: OwnerIndex, cluster: str, owner: Obj, group: str, plural: str) -> list[Obj]:
