@@ -9,14 +9,17 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    copy exists, p50/p99 latency (create response → ADDED on a raw watch of the local resource),
    reconciles per object (``task.done key=sync/…`` lines in the worker logs), API requests per
    object (both devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests)
-   and Redis round trips per object (``bench.roundtrips``: MONITOR on the run's private Redis);
+   and Redis round trips per object (``bench.roundtrips``: MONITOR on the run's private Redis), the
+   request rate per endpoint against its budget (first create → last copy), and objects/s and the
+   service devcluster's CPU per object for every 1,000 copies (in the order they appear);
 2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
    process (kcp create, finalizer patch, namespace create once per namespace, local create,
    state-Secret create), 8 concurrent clients.
 
-The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
+``--latency 20ms`` makes both devclusters answer every API request 20 ms late, like remote API
+servers. The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
 ``.venv/bin/python -m bench.e2e`` (a private ``redis-server``, stopped at the end).
 """
 
