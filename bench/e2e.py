@@ -470,7 +470,7 @@ class Bench:
         )
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.queue.idle(self.stack)
+        await self.queue.idle(self.stack, timeout)  # the echoes' reconciles drain at the workers' pace
         if self.roundtrips:
             self.roundtrips.mark(run)
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
