@@ -9,14 +9,17 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    copy exists, p50/p99 latency (create response → ADDED on a raw watch of the local resource),
    reconciles per object (``task.done key=sync/…`` lines in the worker logs), API requests per
    object (both devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests)
-   and Redis round trips per object (``bench.roundtrips``: MONITOR on the run's private Redis);
+   and Redis round trips per object (``bench.roundtrips``: MONITOR on the run's private Redis), the
+   request rate per endpoint against its budget (first create → last copy), and objects/s and the
+   service devcluster's CPU per object for every 1,000 copies (in the order they appear);
 2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
    process (kcp create, finalizer patch, namespace create once per namespace, local create,
    state-Secret create), 8 concurrent clients.
 
-The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
+``--latency 20ms`` makes both devclusters answer every API request 20 ms late, like remote API
+servers. The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
 ``.venv/bin/python -m bench.e2e`` (a private ``redis-server``, stopped at the end).
 """
 
@@ -40,6 +43,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from itertools import pairwise
 from typing import Any, TypeVar
 
 import aiohttp
@@ -62,11 +66,14 @@ from syncflow import tasks as engine_tasks
 from syncflow.demo.redis import provide as provide_redis
 from syncflow.demo.stack import Stack as DemoStack
 from syncflow.keys import ObjectKey
+from syncflow.modes.publish.rules import KCP, SERVICE
 
 REPO = Path(__file__).resolve().parents[1]
 JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
+STEP = 1_000
+"""Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
 T = TypeVar("T")
 assert engine_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
 
@@ -265,8 +272,10 @@ class Bench:
         roundtrips: RoundTrips | None = None,
         concurrency: int = 1,
         broker_url: str | None = None,
+        latency: str = "0",
     ) -> None:
         self.stack, self.session, self.concurrency = stack, session, concurrency
+        self.latency = latency  # devcluster --latency of both API servers
         self.roundtrips, self.broker_url = roundtrips, broker_url
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
@@ -277,8 +286,8 @@ class Bench:
         """Devclusters, kcp workspaces and bindings, CRDs, then watch + beat + ``workers`` worker
         processes (``-c 1`` each)."""
         stack = self.stack
-        self.service = Api(self.session, stack.devcluster("service"))
-        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        self.service = Api(self.session, stack.devcluster("service", "--latency", self.latency))
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp", "--latency", self.latency))
         kcp, service = self.kcp, self.service
         await kcp.call(
             "POST", "/clusters/root/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "org"}}
@@ -394,7 +403,13 @@ class Bench:
         await asyncio.gather(*(client() for _ in range(8)))
         return created
 
-    async def watch_copies(self, run: str, seen: dict[str, float], expected: int) -> None:
+    async def watch_copies(
+        self,
+        run: str,
+        seen: dict[str, float],
+        expected: int,
+        on_new: Callable[[int], None] | None = None,
+    ) -> None:
         """Record when each local copy of run ``run`` first appears (raw watch stream)."""
         await watch_first_seen(
             self.session,
@@ -404,6 +419,8 @@ class Bench:
             lambda obj: str(obj["metadata"]["annotations"]["syncagent.kcp.io/remote-object-name"]),
             seen,
             expected,
+            timeout=max(1, int(self.stack.remaining(3600))),
+            on_new=on_new,
         )
 
     async def count_copies(self, run: str) -> int:
@@ -422,30 +439,50 @@ class Bench:
         done_before = done_verbs(self.stack)
         cpu_before = self.stack.cpu()
         seen: dict[str, float] = {}
-        watcher = asyncio.create_task(self.watch_copies(run, seen, objects))
+        steps: list[tuple[float, float]] = []  # (time, service CPU seconds) at every STEP-th copy
+
+        def step(count: int) -> None:
+            if count % STEP == 0:
+                steps.append((time.perf_counter(), self.stack.cpu()["service"]))
+
+        watcher = asyncio.create_task(self.watch_copies(run, seen, objects, step))
         await asyncio.sleep(0.2)  # the watch is open before the first create
         names = [f"{run}-{i}" for i in range(objects)]
+        steps.append((time.perf_counter(), self.stack.cpu()["service"]))
         started = time.perf_counter()
         created = await self.create_all(names, run)
         create_s = time.perf_counter() - started
 
         async def complete() -> bool | None:
+            if watcher.done():
+                watcher.result()
+            if len(seen) < objects:  # no LIST of the growing resource while the run is measured
+                return None
             return True if await self.count_copies(run) >= objects else None
 
         await self.stack.wait(
-            complete, timeout, f"{objects} local copies of run {run} (seen {len(seen)})", 1.0
+            complete, timeout, f"{objects} local copies of run {run} (seen {len(seen)})", 0.1
         )
+        at_complete = await traffic([self.kcp, self.service])
+        window = time.perf_counter() - started
         await self.stack.wait(
             lambda: self._ready(watcher), 10, f"the watch to see every copy (seen {len(seen)})", 0.05
         )
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.queue.idle(self.stack)
+        await self.queue.idle(self.stack, timeout)  # the echoes' reconciles drain at the workers' pace
         if self.roundtrips:
             self.roundtrips.mark(run)
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
         done = done_verbs(self.stack) - done_before
-        return sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
+        figures = sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
+        rates = [(now - then).total() / window for now, then in zip(at_complete, before, strict=True)]
+        limits = [self.queue.settings.endpoint_limit(endpoint).qps for endpoint in (KCP, SERVICE)]
+        figures["qps"] = dict(zip((KCP, SERVICE), zip(rates, limits, strict=True), strict=True))
+        figures["steps"] = [
+            (STEP / (t1 - t0), (c1 - c0) / STEP * 1000) for (t0, c0), (t1, c1) in pairwise(steps)
+        ]
+        return figures
 
     @staticmethod
     async def _ready(task: asyncio.Task[None]) -> bool | None:
@@ -544,6 +581,7 @@ async def one_stack(
         roundtrips=redis,
         concurrency=args.concurrency,
         broker_url=args.broker_url,
+        latency=args.latency,
     )
     try:
         await bench.setup(workers)
@@ -569,7 +607,7 @@ async def run(args: argparse.Namespace) -> None:
                     load = os.getloadavg()
 
                     async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
-                        figures = await bench.sync_run(f"w{n}", args.objects, 150)
+                        figures = await bench.sync_run(f"w{n}", args.objects, args.budget)
                         if n == args.workers[-1] and args.backlog:
                             backlog.update(await bench.backlog_run(args.backlog))
                         return figures
@@ -602,7 +640,10 @@ def report(
 ) -> None:
     """Print the figures, then the table."""
     objects = args.objects
-    lines = [f"{objects} objects over {args.workspaces} workspaces, 8 clients, a fresh stack per run"]
+    lines = [
+        f"{objects} objects over {args.workspaces} workspaces, 8 clients, a fresh stack per run,"
+        f" devcluster --latency {args.latency}"
+    ]
     for n, r in runs.items():
         redis: Counter[str] = r["redis"]
         lines += [
@@ -616,10 +657,18 @@ def report(
             f"  API requests/obj  {r['kcp'] + r['service']:8.2f}  (kcp {r['kcp']:.2f},"
             f" service {r['service']:.2f}; /debug/requests delta minus the benchmark's own)",
             f"    by method: {r['methods']}",
+            "  request rate      "
+            + "  ".join(f"{side} {rate:.1f}/s (budget {qps:.0f})" for side, (rate, qps) in r["qps"].items())
+            + "  (per endpoint, first create -> last copy)",
             f"  Redis round trips/obj {redis.total() / objects:.2f}  (MONITOR: every process but this one)",
             "    by command: "
             + " ".join(f"{c} {k / objects:.2f}" for c, k in redis.most_common() if k / objects >= 0.01),
             f"  CPU seconds       {r['cpu']}",
+            *(
+                f"  copies {k * STEP + 1}-{(k + 1) * STEP}: {rate:7.1f} obj/s"
+                f"  service devcluster CPU {cpu_ms:5.2f} ms/object"
+                for k, (rate, cpu_ms) in enumerate(r["steps"])
+            ),
         ]
     lines += [
         "baseline, the writes done directly (kcp create, finalizer patch, namespace once, local create,"
@@ -665,6 +714,9 @@ if __name__ == "__main__":
     )
     parser.add_argument("--concurrency", type=int, default=1, help="worker -c (child processes per worker)")
     parser.add_argument("--budget", type=float, default=290, help="seconds one stack's run may take")
+    parser.add_argument(
+        "--latency", default="0", help="devcluster --latency of both API servers (e.g. 20ms: a remote RTT)"
+    )
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     parser.add_argument(
         "--broker-url", help="Celery broker (default: the private Redis), e.g. amqp://…/<vhost>"

@@ -40,7 +40,7 @@ class AgentQueue:
 
     def __init__(self, agent: str, redis_url: str = REDIS_URL, broker_url: str | None = None) -> None:
         settings = load_settings(agent_name=agent, redis_url=redis_url, broker_url=broker_url)
-        self.agent, self.url = agent, redis_url
+        self.agent, self.url, self.settings = agent, redis_url, settings
         self.redis = Redis.from_url(redis_url, client_name=BENCH_CLIENT)
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
 
@@ -84,18 +84,27 @@ async def watch_first_seen(
     name_of: Callable[[dict[str, Any]], str],
     seen: dict[str, float],
     expected: int,
+    *,
+    timeout: int = 290,
+    on_new: Callable[[int], None] | None = None,
 ) -> None:
     """Record in ``seen`` when each object of ``path`` matching ``selector`` (a label selector, URL-encoded)
-    first appears on a raw watch stream, by ``name_of(object)``, until ``expected`` are seen."""
+    first appears on a raw watch stream, by ``name_of(object)``, until ``expected`` are seen or the watch
+    ends after ``timeout`` seconds; ``on_new(len(seen))`` is called after each new one."""
     _, listed = await api.call("GET", f"{path}?labelSelector={selector}")
     rv = listed["metadata"]["resourceVersion"]
     api.mine["GET"] += 1
-    url = f"{api.url}{path}?watch=1&labelSelector={selector}&resourceVersion={rv}&timeoutSeconds=290"
+    url = f"{api.url}{path}?watch=1&labelSelector={selector}&resourceVersion={rv}&timeoutSeconds={timeout}"
     async with session.get(url) as response:
         async for line in response.content:
             event = orjson.loads(line)
             if event["type"] in ("ADDED", "MODIFIED"):
-                seen.setdefault(name_of(event["object"]), time.perf_counter())
+                name = name_of(event["object"])
+                if name in seen:
+                    continue
+                seen[name] = time.perf_counter()
+                if on_new is not None:
+                    on_new(len(seen))
                 if len(seen) >= expected:
                     return
 

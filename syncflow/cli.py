@@ -104,6 +104,14 @@ def _require_extra(extra: str, command: str) -> None:
     help="How long a non-watch request may take before it is answered 504 (Go duration or seconds).",
 )
 @click.option(
+    "--latency",
+    default="0",
+    show_default=True,
+    metavar="DURATION",
+    help="Delay added before every API request is served, to play a remote API server "
+    "(Go duration or seconds, e.g. 20ms; health checks are not delayed).",
+)
+@click.option(
     "--simulate/--no-simulate",
     default=True,
     show_default=True,
@@ -135,6 +143,7 @@ def devcluster(
     bookmark_interval: float,
     watch_history: int,
     request_timeout: str,
+    latency: str,
     simulate: bool,
     load_balancer_ips: str | None,
     load_balancer_delay: float,
@@ -157,6 +166,12 @@ def devcluster(
         raise click.BadParameter(str(exc), param_hint="--request-timeout") from None
     if timeout <= 0:
         raise click.BadParameter("must be positive", param_hint="--request-timeout")
+    try:
+        delay = duration_seconds(latency)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--latency") from None
+    if delay < 0:
+        raise click.BadParameter("must not be negative", param_hint="--latency")
     simulation = SimulationConfig(load_balancer_delay=load_balancer_delay)
     if load_balancer_ips is not None:
         try:
@@ -177,6 +192,7 @@ def devcluster(
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,
             request_timeout=timeout,
+            latency=delay,
             simulation=simulation if simulate else None,
         )
     )

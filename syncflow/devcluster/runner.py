@@ -57,6 +57,7 @@ class RunOptions:
     watch_history: int = 10_000
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
     simulation: SimulationConfig | None = field(default_factory=SimulationConfig)  # None: --no-simulate
+    latency: float = 0.0  # seconds added before every API request (plays a remote API server)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -80,6 +81,7 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
         bookmark_interval=options.bookmark_interval,
         watch_history=options.watch_history,
         request_timeout=options.request_timeout,
+        latency=options.latency,
         ca_pem=certificate.ca_pem.decode() if certificate else "",
         server_address=f"{options.host}:{port}",
         external_url=(options.external_url or url).rstrip("/"),

@@ -49,6 +49,7 @@ PLAIN_CLUSTER = ""
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
 REQUEST_COUNTS_PATH = "/debug/requests"
 """Requests served so far, by HTTP method (for benchmarks: API requests per synced object)."""
+_UNDELAYED_PATHS = _UNAUTHENTICATED_PATHS | {REQUEST_COUNTS_PATH}
 
 
 @dataclass
@@ -63,6 +64,7 @@ class ServerConfig:
     server_address: str = "127.0.0.1:6443"
     external_url: str = "http://127.0.0.1:6443"
     ca_pem: str = ""  # the serving CA (PEM), handed out in ServiceAccount token Secrets
+    latency: float = 0.0  # seconds added before every API request is served, to play a remote server
 
 
 def identity_of(request: web.Request) -> Identity:
@@ -107,7 +109,7 @@ class DevCluster:
     def app(self) -> web.Application:
         """The aiohttp application serving the API."""
         application = web.Application(
-            middlewares=[self._errors, self._authenticate, self._deadline],
+            middlewares=[self._errors, self._latency, self._authenticate, self._deadline],
             client_max_size=limits.MAX_REQUEST_BODY_BYTES,
         )
         application.router.add_route("*", "/{path:.*}", self._dispatch)
@@ -140,6 +142,14 @@ class DevCluster:
             logger.exception("unhandled error")
             failure = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
             return json_response(failure.body(), 500)
+
+    @web.middleware
+    async def _latency(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Delay API requests by ``--latency`` (not health checks or counters) without blocking others."""
+        if self.config.latency > 0 and request.path not in _UNDELAYED_PATHS:
+            await asyncio.sleep(self.config.latency)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
