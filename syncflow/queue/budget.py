@@ -3,8 +3,9 @@
 Each process leases tokens in batches (one script call per lease) and spends them locally, paced at the
 bucket's rate, so a request costs no Redis round trip. The batch adapts to the process's own rate: it
 doubles while a lease runs out within ``LEASE_SECONDS`` and shrinks to what was used when tokens go
-unspent. Unspent tokens are dropped after ``LEASE_SECONDS`` (spent against the bucket, never handed
-back), so the configured QPS holds across all processes and a process never holds a large burst.
+unspent. Tokens left unspent ``LEASE_SECONDS`` after they became due expire: the next lease's script call
+gives them back to the bucket (up to its burst), so the configured QPS holds across all processes — no
+more, and not less because leases went unused — and a process never holds a large burst.
 """
 
 from __future__ import annotations
@@ -57,13 +58,15 @@ class RequestBudget:
         self.leases = 0
         """Script calls made so far (one per lease)."""
 
-    def reserve(self, endpoint: str, count: int = 1) -> float:
-        """Reserve ``count`` requests in the shared bucket; returns the seconds to wait before the
-        last of them may be sent (each earlier one is due ``1/qps`` before the next)."""
+    def reserve(self, endpoint: str, count: int = 1, refund: int = 0) -> float:
+        """Reserve ``count`` requests in the shared bucket, first giving back ``refund`` tokens an
+        earlier reservation left unspent; returns the seconds to wait before the last of them may be
+        sent (each earlier one is due ``1/qps`` before the next)."""
         limit = self._settings.endpoint_limit(endpoint)
         key = budget_key(self._settings.agent_name, endpoint)
         self.leases += 1
-        return int(self._script([key], [limit.qps, limit.burst, count], client=self._redis)) / 1000
+        wait_ms = self._script([key], [limit.qps, limit.burst, count, refund], client=self._redis)
+        return int(wait_ms) / 1000
 
     def take(self, endpoint: str) -> None:
         """Wait until one request to ``endpoint`` fits the shared budget (never past the task's
@@ -91,7 +94,8 @@ class RequestBudget:
             most = max(1, int(limit.qps * LEASE_SECONDS))
             size = min(most, size * 2) if lease.spent == lease.size else max(1, lease.spent)
         self._batch[endpoint] = size
+        unspent = lease.size - lease.spent if lease is not None else 0
         lease = _Lease(size=size, start=now)
-        lease.last_due = self.reserve(endpoint, size)
+        lease.last_due = self.reserve(endpoint, size, refund=unspent)
         self._leases[endpoint] = lease
         return lease

@@ -77,3 +77,13 @@ def test_one_lease_reserves_several_tokens_in_the_shared_bucket(
     assert budget.reserve("kcp", 3) == 0  # the burst, in one call
     assert 0.09 <= budget.reserve("kcp", 2) <= 0.11  # the last of two more is due in 2/20 s
     assert 0.13 <= budget.reserve("kcp") <= 0.16  # and the next one after it
+
+
+def test_tokens_a_lease_left_unspent_go_back_to_the_bucket(
+    redis: Redis, settings: Settings, sent: Sent
+) -> None:
+    limited = load_settings(**{**settings.model_dump(), "endpoint_limits": {"kcp": {"qps": 20, "burst": 3}}})
+    budget = QueueService(redis, limited, sent).budget
+    assert budget.reserve("kcp", 3) == 0  # the whole burst
+    assert budget.reserve("kcp", 1, refund=3) == 0  # none of it was spent: given back, one taken now
+    assert 0.04 <= budget.reserve("kcp", 3) <= 0.06  # two were left; the third is due in 1/20 s
