@@ -40,6 +40,7 @@ FAST = {
     "SYNCFLOW_BACKOFF_CAP": "2",
     "SYNCFLOW_TASK_TIME_LIMIT": "10",
     "SYNCFLOW_LEASE_TTL": "15",
+    "SYNCFLOW_PUMP_GRACE": "10",
 }
 """Periods short enough for a test (an operator would keep the defaults)."""
 

@@ -197,6 +197,7 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
             "SYNCFLOW_BACKOFF_CAP": "2",
             "SYNCFLOW_TASK_TIME_LIMIT": "20",
             "SYNCFLOW_LEASE_TTL": "30",
+            "SYNCFLOW_PUMP_GRACE": "20",
         }
         agent = SyncflowProcesses({**os.environ, **settings}, work)
         env = ClustersEnv(kcp, kcp_dc.kubeconfig, agent, agent_name, redis, work)

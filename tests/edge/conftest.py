@@ -135,6 +135,7 @@ def edge_environment(work: Path) -> Iterator[EdgeEnv]:
             "SYNCFLOW_BACKOFF_CAP": "2",
             "SYNCFLOW_TASK_TIME_LIMIT": "10",
             "SYNCFLOW_LEASE_TTL": "15",
+            "SYNCFLOW_PUMP_GRACE": "10",
         }
         agent = SyncflowProcesses(env, work)
         kcp = JsonApi(for_cluster(root.api, MAILBOX))

@@ -317,6 +317,9 @@ def _prepare(
         # a SIGKILLed worker's leased keys come back after the lease TTL: keep it short in tests
         "SYNCFLOW_TASK_TIME_LIMIT": "10",
         "SYNCFLOW_LEASE_TTL": "15",
+        # and the message a killed worker held is then republished: the pump treats an unacked
+        # message as live only for pump_grace, which must not outlast the lease (default 60 s)
+        "SYNCFLOW_PUMP_GRACE": "10",
         **settings,
     }
     agent.env = env

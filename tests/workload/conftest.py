@@ -137,6 +137,7 @@ def workload_environment(
             "SYNCFLOW_BACKOFF_CAP": "2",
             "SYNCFLOW_TASK_TIME_LIMIT": "10",
             "SYNCFLOW_LEASE_TTL": "15",
+            "SYNCFLOW_PUMP_GRACE": "10",
         }
         agent = SyncflowProcesses(env, work)
         yield WorkloadEnv(
