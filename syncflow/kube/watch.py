@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -39,6 +40,14 @@ CLIENT_GRACE = 30.0
 
 READ_SLACK = 1.0
 """How much longer than the watchdog one socket read may block (so the watchdog speaks first)."""
+
+BOOKMARK_INTERVAL = 1.0
+"""At most how often a streaming watch stores its resume point (one Redis transaction each). It is
+also stored at every server BOOKMARK and whenever a connection ends, so a restart replays at most the
+events of the last interval (their reconciles are idempotent) and never skips one."""
+
+BOOKMARK_BATCH = 1000
+"""Ref changes after which the resume point is stored at once, whatever the interval."""
 
 
 class WatchHandler(Protocol):
@@ -115,6 +124,10 @@ class ResourceWatch:
         self.on_connected = on_connected
         self._rv = ""
         self._known: set[ObjectRef] = set()
+        self._unsaved_added: set[ObjectRef] = set()
+        self._unsaved_removed: set[ObjectRef] = set()
+        self._unsaved = False
+        self._saved_at = 0.0
         self._lock = threading.Lock()
         self._status = WatchStatus(False, False, None, "")
 
@@ -184,6 +197,9 @@ class ResourceWatch:
         self._known = listed
         self._rv = rv
         self.bookmarks.set(self.name, rv, known=listed)
+        self._unsaved_added.clear()
+        self._unsaved_removed.clear()
+        self._unsaved = False
         self._set_status(synced=True)
         log_event(logger, "watch.listed", watch=self.name, objects=len(listed), resource_version=rv)
 
@@ -221,6 +237,8 @@ class ResourceWatch:
         except (urllib3.exceptions.HTTPError, OSError):
             if stream.reason is None:  # a dropped connection; otherwise we shut it down ourselves
                 raise
+        finally:
+            self._save()
         if stream.reason == INACTIVE:
             raise StalledError(f"no event for {self.inactivity_timeout}s")
 
@@ -234,6 +252,7 @@ class ResourceWatch:
             rv = (obj.get("metadata") or {}).get("resourceVersion", "")
             if kind == "BOOKMARK":
                 self._advance(rv)
+                self._save()
                 continue
             ref = ObjectRef.of(obj)
             if not (self.ignore_resource_versions and self.ignore_resource_versions(ref, rv)):
@@ -246,11 +265,29 @@ class ResourceWatch:
                 self._advance(rv, added=ref)
 
     def _advance(self, rv: str, *, added: ObjectRef | None = None, removed: ObjectRef | None = None) -> None:
-        """Remember ``rv`` (after the handler took the event) so a restart resumes after it."""
+        """Remember ``rv`` (after the handler took the event) so a restart resumes after it; stored in
+        the bookmarks every ``BOOKMARK_INTERVAL`` (see ``_save``)."""
         if not rv:
             return
         self._rv = rv
-        self.bookmarks.set(
-            self.name, rv, added=[added] if added else (), removed=[removed] if removed else ()
-        )
+        self._unsaved = True
+        if added is not None:
+            self._unsaved_added.add(added)
+            self._unsaved_removed.discard(added)
+        if removed is not None:
+            self._unsaved_removed.add(removed)
+            self._unsaved_added.discard(removed)
+        changes = len(self._unsaved_added) + len(self._unsaved_removed)
+        if changes >= BOOKMARK_BATCH or time.monotonic() - self._saved_at >= BOOKMARK_INTERVAL:
+            self._save()
         self._set_status()
+
+    def _save(self) -> None:
+        """Store the resume point and the ref changes seen since the last store (no-op if none)."""
+        if not self._unsaved:
+            return
+        self.bookmarks.set(self.name, self._rv, added=self._unsaved_added, removed=self._unsaved_removed)
+        self._unsaved_added.clear()
+        self._unsaved_removed.clear()
+        self._unsaved = False
+        self._saved_at = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -213,3 +214,35 @@ def test_ignore_hook_suppresses_echoes_of_own_writes(
     core.create_namespaced_config_map(namespace, configmap("theirs"), _request_timeout=T)
     wait_for(lambda: recorder.saw("ADDED", "theirs"), what="the other object's event")
     assert not recorder.saw("ADDED", "mine"), "events are ordered, so the echo was seen and ignored"
+
+
+class CountingBookmarks(MemoryBookmarks):
+    """Memory bookmarks that count their stores."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stores = 0
+
+    def set(self, name: str, resource_version: str, **refs: Any) -> None:  # type: ignore[override]
+        self.stores += 1
+        super().set(name, resource_version, **refs)
+
+
+def test_a_burst_of_events_stores_its_resume_point_a_few_times_and_loses_no_ref(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
+) -> None:
+    bookmarks, recorder = CountingBookmarks(), Recorder()
+    running = run_watch(watch_of(api, namespace, recorder, bookmarks))
+    wait_for(lambda: running.watch.status.synced, what="initial list")
+    listed_stores = bookmarks.stores
+    names = [f"burst-{i:03d}" for i in range(120)]
+    for name in names:
+        core.create_namespaced_config_map(namespace, configmap(name), _request_timeout=T)
+    core.delete_namespaced_config_map("burst-000", namespace, _request_timeout=T)
+    wait_for(lambda: recorder.saw("DELETED", "burst-000"), what="every event of the burst")
+    running.halt()  # the connection ends: what was not stored yet is stored now
+
+    assert bookmarks.stores - listed_stores < 30, f"{bookmarks.stores - listed_stores} stores for 121 events"
+    stored = bookmarks.get(f"cm-{namespace}")
+    assert stored is not None and stored.resource_version == running.watch.status.resource_version
+    assert stored.refs == refs(namespace, *names[1:])
