@@ -25,6 +25,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from syncflow import echoes
 from syncflow.kube.backoff import Backoff
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.jsonapi import JsonApi
@@ -99,7 +100,7 @@ class ResourceWatch:
         connect_timeout: float = 10.0,
         list_timeout: float = 60.0,
         backoff: Backoff | None = None,
-        ignore_resource_versions: Callable[[ObjectRef, str], bool] | None = None,
+        echo_side: str = "",
         endpoint: str = "",
         on_connected: Callable[[], None] | None = None,
     ) -> None:
@@ -119,7 +120,7 @@ class ResourceWatch:
         self.connect_timeout = connect_timeout
         self.list_timeout = list_timeout
         self.backoff = backoff or Backoff()
-        self.ignore_resource_versions = ignore_resource_versions
+        self.echo_side = echo_side
         self.endpoint = endpoint
         self.on_connected = on_connected
         self._rv = ""
@@ -255,7 +256,7 @@ class ResourceWatch:
                 self._save()
                 continue
             ref = ObjectRef.of(obj)
-            if not (self.ignore_resource_versions and self.ignore_resource_versions(ref, rv)):
+            with echoes.event_origin(self.echo_side, ref, rv):
                 self.handler.on_event(str(kind), obj, ref)
             if kind == "DELETED":
                 self._known.discard(ref)

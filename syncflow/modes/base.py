@@ -17,7 +17,6 @@ from syncflow.kube.clients import kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import agent_prefix
-from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.orchestration import DesiredRules, SyncManager
 from syncflow.sync.registry import RuleRegistry
@@ -61,7 +60,6 @@ class ModeContext:
         return RuleWorker(
             RuleRegistry(self.redis, self.settings.agent_name),
             self.endpoints,
-            OwnWrites(self.redis, self.settings.agent_name),
         )
 
 
@@ -80,7 +78,7 @@ def context_of(cls: type[C], settings: Settings, redis: Redis, budget: RequestBu
 def sync_manager(
     settings: Settings, redis: Redis, desired: DesiredRules, endpoints: Endpoints, enqueue: Enqueue
 ) -> tuple[SyncManager, RedisBookmarks]:
-    """A watcher's sync manager on the agent's rule registry, watch bookmarks and own-write record."""
+    """A watcher's sync manager on the agent's rule registry and watch bookmarks."""
     bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
     manager = SyncManager(
         desired,
@@ -88,7 +86,6 @@ def sync_manager(
         endpoints,
         enqueue,
         bookmarks,
-        OwnWrites(redis, settings.agent_name),
         replay=tasks.runtime.service.replay_cause,
     )
     return manager, bookmarks

@@ -14,6 +14,7 @@ if not redis.call('ZSCORE', P, k) then
 end
 redis.call('ZREM', P, k)
 redis.call('SREM', D, k)
+redis.call('HDEL', LT, k)
 redis.call('ZADD', L, now + ttl, k)
 redis.call('HSET', O, k, token)
 return 'claimed'

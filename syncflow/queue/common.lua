@@ -4,11 +4,15 @@
 -- (score = not-before), F failure counts, T first-failure times, X parked keys (value = park time),
 -- E last error payloads, S counters, N strikes (failures that count towards parking: unclassified
 -- errors and expired leases, never transient ones), C cause of a failing key, CX index of causes
--- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range).
+-- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range),
+-- LT events that came while a key was leased ("<origin>=<rv>" lines, or "*" for any other), then
+-- the agent's own writes, shared by its queues: OW origin -> resourceVersion, OX origin by expiry.
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
-local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX =
+local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, OW, OX =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11],
-  KEYS[12], KEYS[13], KEYS[14]
+  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
+
+local MAX_LEASED_EVENTS = 2048 -- bytes of LT per key; past it the key is simply dirty ("*")
 
 local LEASE_EXPIRED = '{"type":"LeaseExpired","error":"lease expired: the worker died or outran its lease"}'
 
@@ -69,6 +73,29 @@ local function park(k, now)
   redis.call('SREM', BK, k)
 end
 
+-- An event for k while its lease is live: "<origin>=<rv>", or '' for one that cannot be an echo.
+local function note_while_leased(k, event)
+  local seen = redis.call('HGET', LT, k)
+  if seen == '*' then return end
+  if event == '' or (seen and #seen + #event >= MAX_LEASED_EVENTS) then
+    redis.call('HSET', LT, k, '*')
+  elseif seen then
+    redis.call('HSET', LT, k, seen .. '\n' .. event)
+  else
+    redis.call('HSET', LT, k, event)
+  end
+end
+
+-- Whether every event noted while k was leased is the echo of a stored own write.
+local function only_echoes(seen)
+  if not seen or seen == '*' then return false end
+  for event in string.gmatch(seen, '[^\n]+') do
+    local origin, rv = string.match(event, '^(.*)=([^=]*)$')
+    if not origin or redis.call('HGET', OW, origin) ~= rv then return false end
+  end
+  return true
+end
+
 local function make_pending(k, now)
   redis.call('ZADD', P, now, k)
   return lane_of(k)
@@ -76,8 +103,9 @@ end
 
 -- add(k): mark dirty and, unless leased, pending; returns the lane to publish on.
 -- A bulk add (relist, resync) never unparks; an event add does, forgetting past failures.
--- An expired lease (its worker died) is dropped and counted as a failed attempt.
-local function add(k, bulk, now)
+-- An expired lease (its worker died) is dropped and counted as a failed attempt. ``event``: the
+-- "<origin>=<rv>" of the watch event adding k ('' for none), kept aside while k is leased.
+local function add(k, bulk, now, event)
   if redis.call('HEXISTS', X, k) == 1 then
     if bulk then return 0 end
     unpark(k)
@@ -87,8 +115,11 @@ local function add(k, bulk, now)
   if expired then
     redis.call('ZREM', L, k)
     redis.call('HDEL', O, k)
+    redis.call('HDEL', LT, k)
     redis.call('HINCRBY', S, 'expired', 1)
     record_failure(k, now, LEASE_EXPIRED, true, '')
+  elseif deadline then
+    note_while_leased(k, bulk and '' or (event or ''))
   end
   if redis.call('SISMEMBER', D, k) == 1 then
     if expired then

@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from syncflow import echoes
 from syncflow.deadline import deadline
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
@@ -63,7 +64,11 @@ def run_keyed(
 
     started = time.monotonic()
     error: Exception | None = None
-    with renewer.hold(queue, key, token), deadline(service.settings.task_time_limit * REQUEST_SHARE):
+    with (
+        renewer.hold(queue, key, token),
+        deadline(service.settings.task_time_limit * REQUEST_SHARE),
+        echoes.collect() as own_writes,
+    ):
         try:
             handler(key)
         except Exception as exc:
@@ -72,7 +77,7 @@ def run_keyed(
     after = error.seconds if isinstance(error, RequeueAfter) else 0.0
     payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome)
     cause = str(getattr(error, "cause", None) or "")
-    result = queue.done(key, token, outcome, after=after, error=payload, cause=cause)
+    result = queue.done(key, token, outcome, after=after, error=payload, cause=cause, own_writes=own_writes)
     service.publish(queue.name, [(key, result.lane)])
 
     fields: dict[str, object] = {

@@ -20,8 +20,10 @@ PERIODIC_QUEUE = "periodic"
 CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
 """Every Celery queue syncflow uses."""
 
-# Order matters: the Lua prelude (common.lua) reads KEYS in this order.
-STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX")
+# Order matters: the Lua prelude (common.lua) reads KEYS in this order, then the shared ones.
+STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX", "LT")
+SHARED_STRUCTURES = ("own", "own-expiry")
+"""The agent's own writes (syncflow.echoes), shared by its queues: an echo lands on any queue."""
 
 
 def agent_prefix(agent: str) -> str:
@@ -51,22 +53,25 @@ def broker_prefix(agent: str) -> str:
 
 @dataclass(frozen=True)
 class QueueLayout:
-    """Key names of one work queue."""
+    """Key names of one work queue. All queues of one agent share one hash tag (one Redis Cluster
+    slot), so a script can see the agent's own writes whatever queue an echo lands on."""
 
     agent: str
     queue: str
 
     @property
     def tag(self) -> str:
-        return f"sf:{{{self.agent}:{self.queue}}}"
+        return f"sf:{{{self.agent}:queues}}"
 
     def key(self, structure: str) -> str:
-        return f"{self.tag}:{structure}"
+        if structure in SHARED_STRUCTURES:
+            return f"{self.tag}:{structure}"
+        return f"{self.tag}:{self.queue}:{structure}"
 
     @property
     def keys(self) -> list[str]:
         """All structures, in the order the scripts expect them."""
-        return [self.key(s) for s in STRUCTURES]
+        return [self.key(s) for s in (*STRUCTURES, *SHARED_STRUCTURES)]
 
 
 def budget_key(agent: str, endpoint: str) -> str:

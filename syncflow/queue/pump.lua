@@ -20,7 +20,7 @@ end
 local due = redis.call('ZRANGEBYSCORE', W, '-inf', now, 'LIMIT', 0, limit)
 for _, k in ipairs(due) do
   redis.call('ZREM', W, k)
-  emit(k, add(k, redis.call('SISMEMBER', BK, k) == 1, now))
+  emit(k, add(k, redis.call('SISMEMBER', BK, k) == 1, now, ''))
 end
 out[2] = #due
 
@@ -28,6 +28,7 @@ local expired = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, limit)
 for _, k in ipairs(expired) do
   redis.call('ZREM', L, k)
   redis.call('HDEL', O, k)
+  redis.call('HDEL', LT, k)
   local attempts, strikes = record_failure(k, now, LEASE_EXPIRED, true, '')
   if redis.call('SISMEMBER', D, k) == 1 then
     emit(k, make_pending(k, now))

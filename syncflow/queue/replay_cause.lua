@@ -11,7 +11,7 @@ for _, entry in ipairs(entries) do
   redis.call('ZREM', CX, entry)
   redis.call('HDEL', C, k)
   if redis.call('HEXISTS', X, k) == 1 or redis.call('ZSCORE', W, k) then
-    local lane = add(k, false, now)
+    local lane = add(k, false, now, '')
     if lane > 0 then
       out[#out + 1] = k
       out[#out + 1] = lane

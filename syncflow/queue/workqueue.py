@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
@@ -11,6 +11,7 @@ from typing import Any
 
 from redis import Redis
 
+from syncflow import echoes
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.layout import QueueLayout
@@ -117,9 +118,11 @@ class WorkQueue:
         s = settings
         self._lease_ms = round(s.lease_ttl * 1000)
         self._tuning = [s.backoff_base * 1000, s.backoff_cap * 1000, s.max_attempts]
+        self._echo_limits = [echoes.ECHO_TTL_SECONDS * 1000, echoes.MAX_STORED_WRITES]
 
     def add(self, key: ObjectKey, *, bulk: bool = False) -> Lane:
-        """Mark ``key`` dirty; returns the lane to publish one message on (``NONE``: no message)."""
+        """Mark ``key`` dirty; returns the lane to publish one message on (``NONE``: no message). An
+        event add inside ``echoes.event_origin`` of one of our own writes adds nothing."""
         [(_, lane)] = self._add([key], bulk)
         return lane
 
@@ -133,7 +136,9 @@ class WorkQueue:
         return [(key, lane) for key, lane in added if lane]
 
     def _add(self, keys: list[ObjectKey], bulk: bool) -> list[tuple[ObjectKey, Lane]]:
-        lanes = self._scripts.add(self._keys, [int(bulk), *map(str, keys)])
+        origin = None if bulk else echoes.current_event()
+        event = [origin.token, origin.resource_version] if origin else ["", ""]
+        lanes = self._scripts.add(self._keys, [int(bulk), *event, *map(str, keys)])
         return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
 
     def claim(self, key: ObjectKey, token: str) -> Claim:
@@ -153,10 +158,14 @@ class WorkQueue:
         after: float = 0.0,
         error: str = "",
         cause: str = "",
+        own_writes: Sequence[echoes.Origin] = (),
     ) -> DoneResult:
         """Release the lease and record the outcome (``after`` in seconds, ``error`` a JSON payload,
-        ``cause`` what a failure failed on, for ``replay_cause``)."""
+        ``cause`` what a failure failed on, for ``replay_cause``) and the run's ``own_writes``, whose
+        echoes are then no new work (also those that came while the key was leased)."""
+        writes = [part for w in own_writes for part in (w.token, w.resource_version)]
         args = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning, cause]
+        args += [*self._echo_limits, *writes]
         state, attempts, delay_ms, lane = self._scripts.done(self._keys, args)
         return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))
 
@@ -200,7 +209,7 @@ class WorkQueue:
         return QueueStats(self.name, dirty, pending, leased, delayed, parked)
 
     def counters(self) -> dict[str, int]:
-        """Event counters: busy, stale, lost, expired, republished."""
+        """Event counters: busy, stale, lost, expired, republished, echoes."""
         raw = self.redis.hgetall(self.layout.key("S"))
         return {_text(name): int(value) for name, value in raw.items()}
 

@@ -24,7 +24,6 @@ from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.sync import filters
-from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref
 from syncflow.sync.metadata import AGENT_LABEL
@@ -50,7 +49,6 @@ class SyncManager:
     endpoints: Endpoints
     enqueue: Enqueue
     bookmarks: Bookmarks
-    echoes: OwnWrites | None = None
     replay: Callable[[str], object] | None = None
     """Retries the keys that failed for a cause (``QueueService.replay_cause``)."""
     watch_options: dict[str, Any] = field(default_factory=dict)
@@ -136,7 +134,7 @@ class SyncManager:
                 name,
                 handler,
                 self.bookmarks,
-                ignore_resource_versions=self._own(endpoint),
+                echo_side=endpoint,
                 **self.watch_options,
             ),
         )
@@ -151,13 +149,6 @@ class SyncManager:
                 self.bookmarks.forget(watch)
         del self._running[name]
         log_event(logger, "rule.sync_stopped", rule=name)
-
-    def _own(self, endpoint: str) -> Callable[[ObjectRef, str], bool] | None:
-        """The echo filter of one endpoint: our own writes are not enqueued again."""
-        echoes = self.echoes
-        if echoes is None:
-            return None
-        return lambda ref, rv: echoes.is_own(endpoint, ref, rv)
 
     def connected(self, endpoint: str) -> Callable[[], None] | None:
         """What to do when a watch of ``endpoint`` (re)connects: retry the keys that failed to reach it."""
@@ -197,7 +188,7 @@ class SyncManager:
                     KeyHandler(self.enqueue, source_keys),
                     self.bookmarks,
                     label_selector=rule.selector.labels,
-                    ignore_resource_versions=self._own(rule.source.endpoint),
+                    echo_side=rule.source.endpoint,
                     endpoint=rule.source.endpoint,
                     on_connected=self.connected(rule.source.endpoint),
                     **self.watch_options,
@@ -213,7 +204,7 @@ class SyncManager:
                 KeyHandler(self.enqueue, target_keys),
                 self.bookmarks,
                 label_selector=f"{AGENT_LABEL}={rule.agent}",
-                ignore_resource_versions=self._own(rule.target.endpoint),
+                echo_side=rule.target.endpoint,
                 endpoint=rule.target.endpoint,
                 on_connected=self.connected(rule.target.endpoint),
                 **self.watch_options,

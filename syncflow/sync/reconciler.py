@@ -17,6 +17,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from syncflow import echoes
 from syncflow.api.conditions import now
 from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
@@ -28,7 +29,6 @@ from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
 from syncflow.sync import desired as desired_mod
 from syncflow.sync import filters, placement, state, transforms
 from syncflow.sync import metadata as md
-from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
 from syncflow.sync.keys import SYNC, key_for, owner_ref
@@ -50,8 +50,8 @@ staleness guard: an object is only written again when that version changed)."""
 
 @dataclass(frozen=True)
 class Sync:
-    """One rule at work: its endpoints, the own-write record, and a fresh check that the rule is still
-    active (asked before a finalizer is added, so a rule being released never re-adds one).
+    """One rule at work: its endpoints and a fresh check that the rule is still active (asked before
+    a finalizer is added, so a rule being released never re-adds one).
 
     ``release_related`` runs when a source object is being deleted and its copy still exists, before
     the copy is deleted: it cleans up the related objects and raises ``RequeueAfter`` while it waits.
@@ -59,7 +59,6 @@ class Sync:
 
     rule: SyncRule
     endpoints: Endpoints
-    echoes: OwnWrites
     rule_active: Callable[[], bool]
     release_related: Callable[[Sync, ObjectKey, Obj, Obj], None] | None = None
 
@@ -83,7 +82,7 @@ class Sync:
 
     def record(self, endpoint: str, obj: Obj) -> None:
         """Remember a write's resourceVersion so its watch echo is not enqueued again."""
-        self.echoes.record(endpoint, ObjectRef.of(obj), _meta(obj).get("resourceVersion", ""))
+        echoes.record(endpoint, ObjectRef.of(obj), _meta(obj).get("resourceVersion", ""))
 
     def synced(self, direction: metrics.Direction) -> None:
         """Count one write that synced an object; every write of an upsync rule (status ``carry``)

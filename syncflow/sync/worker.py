@@ -22,7 +22,6 @@ from syncflow.metrics import record as metrics
 from syncflow.queue.errors import TransientError
 from syncflow.sync import reconciler
 from syncflow.sync import resync as resync_mod
-from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import SYNC, key_for
 from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
@@ -59,7 +58,6 @@ class RuleWorker:
 
     registry: RuleRegistry
     endpoints: Endpoints
-    echoes: OwnWrites
 
     def _index(self, rule: SyncRule) -> RelatedIndex:
         return RelatedIndex(self.registry.redis, rule.agent)
@@ -73,7 +71,6 @@ class RuleWorker:
         return Sync(
             rule,
             self.endpoints,
-            self.echoes,
             lambda: self.registry.lookup(name).state == "ready",
             release_related=release,
         )

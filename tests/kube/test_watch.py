@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from syncflow import echoes
 from syncflow.kube.bookmarks import MemoryBookmarks
 from syncflow.kube.clients import for_url
 from syncflow.kube.refs import ObjectRef
@@ -196,24 +197,38 @@ def test_unreachable_server_is_unhealthy_logged_and_reports_nothing(
     close_client(unreachable)
 
 
-def test_ignore_hook_suppresses_echoes_of_own_writes(
+class OriginRecorder(Recorder):
+    """Records the event origin each event is handled under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.origins: dict[str, echoes.Origin | None] = {}
+
+    def on_event(self, type: str, obj: dict[str, Any], ref: ObjectRef) -> None:
+        self.origins[ref.name] = echoes.current_event()
+        super().on_event(type, obj, ref)
+
+
+def test_events_are_handled_under_their_origin_so_the_queue_can_drop_echoes(
     api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
 ) -> None:
-    recorder = Recorder()
+    recorder = OriginRecorder()
     watch = ResourceWatch(
         api,
         f"/api/v1/namespaces/{namespace}/configmaps",
         f"cm-{namespace}",
         recorder,
         MemoryBookmarks(),
-        ignore_resource_versions=lambda ref, rv: ref.name == "mine" and bool(rv),
+        echo_side="local",
     )
     running = run_watch(watch)
     wait_for(lambda: running.watch.status.synced, what="initial list")
-    core.create_namespaced_config_map(namespace, configmap("mine"), _request_timeout=T)
-    core.create_namespaced_config_map(namespace, configmap("theirs"), _request_timeout=T)
-    wait_for(lambda: recorder.saw("ADDED", "theirs"), what="the other object's event")
-    assert not recorder.saw("ADDED", "mine"), "events are ordered, so the echo was seen and ignored"
+    created = core.create_namespaced_config_map(namespace, configmap("mine"), _request_timeout=T)
+    wait_for(lambda: recorder.saw("ADDED", "mine"), what="the event")
+    origin = recorder.origins["mine"]
+    rv = created.metadata.resource_version
+    assert origin == echoes.Origin("local", ObjectRef("", namespace, "mine"), rv)
+    assert echoes.current_event() is None, "the origin is only set while the event is handled"
 
 
 class CountingBookmarks(MemoryBookmarks):

@@ -20,7 +20,14 @@ from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmark, RedisBookmarks
 from syncflow.kube.refs import ObjectRef
-from syncflow.queue.layout import QueueLayout, agent_prefix, budget_key, forget_agent, pump_last_key
+from syncflow.queue.layout import (
+    KEYED_QUEUES,
+    QueueLayout,
+    agent_prefix,
+    budget_key,
+    forget_agent,
+    pump_last_key,
+)
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
 from syncflow.redisclient import connect_redis
@@ -135,15 +142,17 @@ def test_a_watch_bookmark_is_stored_in_one_transaction_on_a_cluster(cluster_sett
     assert bookmarks.get("rule/v1/configmaps") is None
 
 
-def test_an_agents_queues_spread_over_the_nodes_one_slot_per_queue(cluster_url: str) -> None:
+def test_an_agents_queues_share_one_slot_and_agents_and_budgets_spread(cluster_url: str) -> None:
     redis = connect_redis(cluster_url, socket_timeout=5, socket_connect_timeout=5)
     assert isinstance(redis, RedisCluster)
-    agent = "agent-a"  # a fixed name: redis-cli gives three nodes the same slot ranges every time
-    tags = [QueueLayout(agent, q).keys for q in ("sync", "status", "control")] + [[budget_key(agent, "kcp")]]
-    slots = [{redis.keyslot(k) for k in keys} for keys in tags]
-    assert all(len(s) == 1 for s in slots), "a script's keys must share one slot"
-    assert len(set.union(*slots)) == len(tags), "each queue and budget has a slot of its own"
-    assert len({redis.get_node_from_key(keys[0]).name for keys in tags}) >= 2
+    # fixed names, so the same slots every run: these hash to slots of all three nodes' ranges
+    agents = ["certs", "databases", "caches", "queues", "dns", "storage"]
+    queues = [[k for q in KEYED_QUEUES for k in QueueLayout(agent, q).keys] for agent in agents]
+    slots = [{redis.keyslot(k) for k in keys} for keys in queues]
+    assert all(len(s) == 1 for s in slots), "one agent's queue scripts see its own writes: one slot"
+    assert len({redis.get_node_from_key(keys[0]).name for keys in queues}) >= 2, "agents spread over the nodes"
+    budgets = [budget_key("certs", endpoint) for endpoint in ("kcp", "service")]
+    assert {redis.keyslot(k) for k in budgets}.isdisjoint(slots[0]), "budgets leave the queues' slot"
 
 
 def test_the_queue_command_reads_a_cluster(cluster_settings: Settings) -> None:

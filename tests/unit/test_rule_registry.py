@@ -8,7 +8,6 @@ import pytest
 
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import TransientError
-from syncflow.sync.echoes import OwnWrites
 from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.rule import Resource, Side, SyncRule
 from syncflow.sync.worker import RuleWorker
@@ -40,7 +39,7 @@ class NoEndpoints:
 
 
 def worker(registry: RuleRegistry, redis: fakeredis.FakeRedis) -> RuleWorker:
-    return RuleWorker(registry, NoEndpoints(), OwnWrites(redis, "agent"))  # type: ignore[arg-type]
+    return RuleWorker(registry, NoEndpoints())  # type: ignore[arg-type]
 
 
 KEY = ObjectKey("sync", "things", "c1", "default", "a")

@@ -1,0 +1,118 @@
+"""Echoes of our own writes in the queue scripts: dropped at add, or resolved at done when they came
+while the key was leased (on fakeredis[lua] and on the real Redis, see the fixture)."""
+
+from __future__ import annotations
+
+from syncflow import echoes
+from syncflow.keys import ObjectKey
+from syncflow.kube.refs import ObjectRef
+from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
+from tests.queue.conftest import Sent
+
+KEY = ObjectKey("sync", "certs", "root:org:team", "default", "web")
+STATUS_KEY = ObjectKey("status", "certs", "root:org:team", "default", "web")
+SOURCE = ObjectRef("root:org:team", "default", "web")
+COPY = ObjectRef("", "team-ns", "web")
+
+
+def written(ref: ObjectRef, rv: str, side: str = "kcp") -> echoes.Origin:
+    return echoes.Origin(side, ref, rv)
+
+
+def event(service: QueueService, key: ObjectKey, origin: echoes.Origin) -> bool:
+    """A watch event of ``origin`` adding ``key``; True if a message went out."""
+    with echoes.event_origin(origin.side, origin.ref, origin.resource_version):
+        return service.add(key)
+
+
+def q(service: QueueService, name: str = "sync") -> WorkQueue:
+    return service.queues[name]
+
+
+def test_the_echo_of_a_stored_own_write_adds_nothing_on_any_queue(service: QueueService, sent: Sent) -> None:
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11"), written(COPY, "5", "local")])
+    sent.clear()
+
+    assert event(service, KEY, written(SOURCE, "11")) is False
+    assert event(service, STATUS_KEY, written(COPY, "5", "local")) is False, "echoes land on any queue"
+    assert q(service).stats().dirty == 0 and q(service, "status").stats().dirty == 0
+    assert q(service).counters()["echoes"] == 1 and q(service, "status").counters()["echoes"] == 1
+    assert sent == []
+
+
+def test_a_later_change_or_another_side_is_new_work(service: QueueService, sent: Sent) -> None:
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11")])
+    assert event(service, KEY, written(SOURCE, "12")) is True, "someone changed it after our write"
+    q(service).claim(KEY, "t2")
+    q(service).done(KEY, "t2", Outcome.OK)
+    assert event(service, KEY, written(SOURCE, "11", side="local")) is True, "same ref, other endpoint"
+
+
+def test_an_echo_that_arrives_while_the_key_is_leased_does_not_requeue_it(service: QueueService) -> None:
+    service.add(KEY)
+    assert q(service).claim(KEY, "t1") is Claim.CLAIMED
+    # the handler wrote the finalizer (rv 11); its echo arrives before the run reports done
+    assert event(service, KEY, written(SOURCE, "11")) is False
+    assert q(service).stats().dirty == 1
+    result = q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11")])
+    assert result.state == "done"
+    assert q(service).stats().dirty == 0 and q(service).stats().pending == 0
+
+
+def test_a_real_change_while_leased_still_requeues_among_echoes(service: QueueService) -> None:
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    event(service, KEY, written(SOURCE, "11"))  # our echo
+    event(service, KEY, written(SOURCE, "12"))  # the user's edit after it
+    result = q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11")])
+    assert result.state == "requeued"
+
+
+def test_an_add_without_origin_while_leased_always_requeues(service: QueueService) -> None:
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    event(service, KEY, written(SOURCE, "11"))
+    service.add(KEY, bulk=True)  # a relist: it may have missed anything
+    result = q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11")])
+    assert result.state == "requeued"
+
+
+def test_a_failed_run_keeps_its_echoes_out_too(service: QueueService) -> None:
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    event(service, KEY, written(SOURCE, "11"))
+    result = q(service).done(KEY, "t1", Outcome.TRANSIENT, error="{}", own_writes=[written(SOURCE, "11")])
+    assert result.state == "backoff", "the backoff stands: the echo is not an event that skips it"
+
+
+def test_stored_own_writes_are_capped_and_expire(service: QueueService) -> None:
+    queue = q(service)
+    queue._echo_limits = [60_000, 3]
+    service.add(KEY)
+    queue.claim(KEY, "t1")
+    writes = [written(ObjectRef("", "ns", f"o{i}"), "1") for i in range(5)]
+    queue.done(KEY, "t1", Outcome.OK, own_writes=writes)
+    own = queue.layout.key("own")
+    assert service.redis.hlen(own) == 3 and service.redis.zcard(queue.layout.key("own-expiry")) == 3
+
+    queue._echo_limits = [0, 3]  # these expire at once: the same call prunes them, the others stay
+    service.add(KEY)
+    queue.claim(KEY, "t2")
+    queue.done(KEY, "t2", Outcome.OK, own_writes=[written(SOURCE, "11")])
+    assert service.redis.hlen(own) == 3 and service.redis.hget(own, written(SOURCE, "11").token) is None
+
+
+def test_only_a_tasks_collected_writes_are_recorded() -> None:
+    echoes.record("kcp", SOURCE, "1")  # outside a task: nothing to record into, no error
+    with echoes.collect() as writes:
+        echoes.record("kcp", SOURCE, "2")
+        echoes.record("kcp", SOURCE, "")  # a write without a version cannot be matched
+        for i in range(echoes.MAX_WRITES_PER_TASK + 5):
+            echoes.record("local", ObjectRef("", "ns", f"o{i}"), "3")
+    assert writes[0] == written(SOURCE, "2")
+    assert len(writes) == echoes.MAX_WRITES_PER_TASK
