@@ -150,7 +150,9 @@ def test_an_agents_queues_share_one_slot_and_agents_and_budgets_spread(cluster_u
     queues = [[k for q in KEYED_QUEUES for k in QueueLayout(agent, q).keys] for agent in agents]
     slots = [{redis.keyslot(k) for k in keys} for keys in queues]
     assert all(len(s) == 1 for s in slots), "one agent's queue scripts see its own writes: one slot"
-    assert len({redis.get_node_from_key(keys[0]).name for keys in queues}) >= 2, "agents spread over the nodes"
+    assert len({redis.get_node_from_key(keys[0]).name for keys in queues}) >= 2, (
+        "agents spread over the nodes"
+    )
     budgets = [budget_key("certs", endpoint) for endpoint in ("kcp", "service")]
     assert {redis.keyslot(k) for k in budgets}.isdisjoint(slots[0]), "budgets leave the queues' slot"
 
