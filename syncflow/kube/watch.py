@@ -25,7 +25,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from syncflow import echoes
+from syncflow import echoes, snapshots
 from syncflow.kube.backoff import Backoff
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.jsonapi import JsonApi
@@ -82,7 +82,9 @@ class StalledError(Exception):
 class ResourceWatch:
     """List and watch one collection (``list_path``) until stopped; each connection and failure is
     reported as the connection status of ``endpoint`` (a mode's endpoint name; empty: not reported);
-    ``on_connected`` runs each time the watch connects after not being connected."""
+    ``on_connected`` runs each time the watch connects after not being connected. Events are handled
+    as coming from ``echo_side`` (``syncflow.echoes``: the queue drops our own writes' echoes) and, with
+    ``keep_snapshots``, offer their object as the keys' snapshot (``syncflow.snapshots``)."""
 
     def __init__(
         self,
@@ -101,6 +103,7 @@ class ResourceWatch:
         list_timeout: float = 60.0,
         backoff: Backoff | None = None,
         echo_side: str = "",
+        keep_snapshots: bool = False,
         endpoint: str = "",
         on_connected: Callable[[], None] | None = None,
     ) -> None:
@@ -121,6 +124,7 @@ class ResourceWatch:
         self.list_timeout = list_timeout
         self.backoff = backoff or Backoff()
         self.echo_side = echo_side
+        self.keep_snapshots = keep_snapshots
         self.endpoint = endpoint
         self.on_connected = on_connected
         self._rv = ""
@@ -256,7 +260,8 @@ class ResourceWatch:
                 self._save()
                 continue
             ref = ObjectRef.of(obj)
-            with echoes.event_origin(self.echo_side, ref, rv):
+            kept = obj if self.keep_snapshots and kind != "DELETED" else None
+            with echoes.event_origin(self.echo_side, ref, rv), snapshots.event_object(self.echo_side, kept):
                 self.handler.on_event(str(kind), obj, ref)
             if kind == "DELETED":
                 self._known.discard(ref)

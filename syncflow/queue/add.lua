@@ -1,11 +1,24 @@
--- ARGV: bulk ("1"/"0"), the event's origin ("<side>:<ref>", '' = none), its resourceVersion, key1,
--- key2, ... Returns, per key, the lane to publish one message on (0 = none). An event whose origin
--- is a stored own write at that resourceVersion is an echo: nothing is added.
+-- ARGV: bulk ("1"/"0"), the event's origin ("<side>:<ref>", '' = none), its resourceVersion, its
+-- snapshot ('' = none), the most snapshots kept, key1, key2, ... Returns, per key, the lane to publish
+-- one message on (0 = none). An event whose origin is a stored own write at that resourceVersion is an
+-- echo: nothing is added. Otherwise each sync key keeps the event's snapshot, or loses the one it had.
 local bulk, origin, origin_rv, now, lanes = ARGV[1] == '1', ARGV[2], ARGV[3], now_ms(), {}
+local snapshot, max_snapshots = ARGV[4], tonumber(ARGV[5])
 local echo = origin ~= '' and redis.call('HGET', OW, origin) == origin_rv
 if echo then redis.call('HINCRBY', S, 'echoes', 1) end
 local event = origin ~= '' and (origin .. '=' .. origin_rv) or ''
-for i = 4, #ARGV do
-  lanes[#lanes + 1] = echo and 0 or add(ARGV[i], bulk, now, event)
+for i = 6, #ARGV do
+  local k = ARGV[i]
+  if echo then
+    lanes[#lanes + 1] = 0
+  else
+    if snapshot ~= '' and string.sub(k, 1, 5) == 'sync/'
+        and (redis.call('HEXISTS', SN, k) == 1 or redis.call('HLEN', SN) < max_snapshots) then
+      redis.call('HSET', SN, k, snapshot)
+    else
+      redis.call('HDEL', SN, k)
+    end
+    lanes[#lanes + 1] = add(k, bulk, now, event)
+  end
 end
 return lanes

@@ -1,20 +1,22 @@
--- ARGV: key, token, lease ttl (ms). Returns "claimed", "busy" (live lease elsewhere: every add
--- meanwhile already marked the key dirty, so done() requeues it) or "stale" (not pending: a
--- duplicate or redelivered message).
+-- ARGV: key, token, lease ttl (ms). Returns {state, snapshot}: state is "claimed", "busy" (live lease
+-- elsewhere: every add meanwhile already marked the key dirty, so done() requeues it) or "stale" (not
+-- pending: a duplicate or redelivered message); a claim takes the key's snapshot ('' for none).
 local k, token, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 local deadline = redis.call('ZSCORE', L, k)
 if deadline and tonumber(deadline) > now then
   redis.call('HINCRBY', S, 'busy', 1)
-  return 'busy'
+  return {'busy', ''}
 end
 if not redis.call('ZSCORE', P, k) then
   redis.call('HINCRBY', S, 'stale', 1)
-  return 'stale'
+  return {'stale', ''}
 end
 redis.call('ZREM', P, k)
 redis.call('SREM', D, k)
 redis.call('HDEL', LT, k)
 redis.call('ZADD', L, now + ttl, k)
 redis.call('HSET', O, k, token)
-return 'claimed'
+local snapshot = redis.call('HGET', SN, k)
+redis.call('HDEL', SN, k)
+return {'claimed', snapshot or ''}

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from syncflow import echoes
+from syncflow import echoes, snapshots
 from syncflow.deadline import deadline
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
@@ -57,7 +57,7 @@ def run_keyed(
         log_event(logger, "task.invalid_key", level=logging.ERROR, key=raw_key, error=str(exc))
         return RunReport("invalid-key")
     queue = service.queue_for(key)
-    claim = queue.claim(key, token)
+    claim, snapshot = queue.take(key, token)
     if claim is not Claim.CLAIMED:
         log_event(logger, "task.skipped", level=logging.DEBUG, key=raw_key, reason=claim.value)
         return RunReport(claim.value)
@@ -68,6 +68,7 @@ def run_keyed(
         renewer.hold(queue, key, token),
         deadline(service.settings.task_time_limit * REQUEST_SHARE),
         echoes.collect() as own_writes,
+        snapshots.delivered(snapshot),
     ):
         try:
             handler(key)

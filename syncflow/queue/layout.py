@@ -21,7 +21,7 @@ CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
 """Every Celery queue syncflow uses."""
 
 # Order matters: the Lua prelude (common.lua) reads KEYS in this order, then the shared ones.
-STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX", "LT")
+STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX", "LT", "SN")
 SHARED_STRUCTURES = ("own", "own-expiry")
 """The agent's own writes (syncflow.echoes), shared by its queues: an echo lands on any queue."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from redis import Redis
 
-from syncflow import echoes
+from syncflow import echoes, snapshots
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.layout import QueueLayout
@@ -138,12 +138,19 @@ class WorkQueue:
     def _add(self, keys: list[ObjectKey], bulk: bool) -> list[tuple[ObjectKey, Lane]]:
         origin = None if bulk else echoes.current_event()
         event = [origin.token, origin.resource_version] if origin else ["", ""]
-        lanes = self._scripts.add(self._keys, [int(bulk), *event, *map(str, keys)])
+        snapshot = "" if bulk else snapshots.encoded_event()
+        args: list[str | int] = [int(bulk), *event, snapshot, snapshots.MAX_SNAPSHOTS, *map(str, keys)]
+        lanes = self._scripts.add(self._keys, args)
         return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
 
     def claim(self, key: ObjectKey, token: str) -> Claim:
         """Take the key's lease at task start, if this message is the one to process it."""
-        return Claim(_text(self._scripts.claim(self._keys, [str(key), token, self._lease_ms])))
+        return self.take(key, token)[0]
+
+    def take(self, key: ObjectKey, token: str) -> tuple[Claim, str]:
+        """``claim``, with the key's snapshot (``syncflow.snapshots``; "" for none) when claimed."""
+        state, snapshot = self._scripts.claim(self._keys, [str(key), token, self._lease_ms])
+        return Claim(_text(state)), _text(snapshot)
 
     def renew(self, key: ObjectKey, token: str) -> bool:
         """Extend our lease; ``False`` means it is no longer ours (stop writing)."""

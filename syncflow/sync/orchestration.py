@@ -189,6 +189,7 @@ class SyncManager:
                     self.bookmarks,
                     label_selector=rule.selector.labels,
                     echo_side=rule.source.endpoint,
+                    keep_snapshots=True,
                     endpoint=rule.source.endpoint,
                     on_connected=self.connected(rule.source.endpoint),
                     **self.watch_options,

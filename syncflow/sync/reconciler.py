@@ -1,10 +1,12 @@
 """The sync algorithm of DESIGN §5 for any rule: one source object and its copy on the target.
 
 Level-triggered and idempotent: every run reads the current state of both sides; the event that
-caused it is never trusted. A copy is deleted only when a direct GET of the source object says it
-is gone (a NotFound that names the object, not one for a resource that is not served) or being
-deleted — never because of a list, a relist, a stale cache or an unreachable endpoint. A target
-object that is the copy of another source object is never adopted, changed or deleted.
+caused it is never trusted, except that a first sync may start from the event's object because its
+first write is conditional on exactly that version (``_first_sight``). A copy is deleted only when a
+direct GET of the source object says it is gone (a NotFound that names the object, not one for a
+resource that is not served) or being deleted — never because of a list, a relist, a stale cache or
+an unreachable endpoint. A target object that is the copy of another source object is never adopted,
+changed or deleted.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from syncflow import echoes
+from syncflow import echoes, snapshots
 from syncflow.api.conditions import now
 from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
@@ -31,7 +33,7 @@ from syncflow.sync import filters, placement, state, transforms
 from syncflow.sync import metadata as md
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
-from syncflow.sync.keys import SYNC, key_for, owner_ref
+from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.namespaces import create_in
@@ -232,27 +234,52 @@ def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
 
 def sync_object(s: Sync, key: ObjectKey) -> None:
     """Make the copy of ``key`` match its source object (or clean up after it)."""
-    source = s.source(key)
-    obj = get_or_none(source, s.source_path(key))
-    if obj is None:  # confirmed gone by a direct GET
-        _source_gone(s, key, find_copy(s, key))
-        return
-    if _meta(obj).get("deletionTimestamp"):
-        _finish_deletion(s, key, obj, find_copy(s, key))
-        return
-    if not selected(s, key, obj):
-        _stop_syncing(s, key, obj, find_copy(s, key) if s.rule.unmatched == "delete" else None)
-        return
-    if not s.rule.spec:
-        return
+    obj = _first_sight(s, key)
+    if obj is None:
+        obj = get_or_none(s.source(key), s.source_path(key))
+        if obj is None:  # confirmed gone by a direct GET
+            _source_gone(s, key, find_copy(s, key))
+            return
+        if _meta(obj).get("deletionTimestamp"):
+            _finish_deletion(s, key, obj, find_copy(s, key))
+            return
+        if not selected(s, key, obj):
+            _stop_syncing(s, key, obj, find_copy(s, key) if s.rule.unmatched == "delete" else None)
+            return
+        if not s.rule.spec:
+            return
+    first = _first_sync(s, obj)
     obj = _ensure_finalizer(s, key, obj)
-    copy = _apply_spec(s, key, obj)
+    copy = _apply_spec(s, key, obj, first)
     if copy is None:
         return
     if s.rule.status == "return":
         return_status(s, key, obj=obj, copy=copy)
     elif s.rule.status == "carry":
         _carry_status(s, key, obj, copy)
+
+
+def _first_sync(s: Sync, obj: Obj) -> bool:
+    """Whether the source object was never synced as far as it shows: the rule sets a finalizer and the
+    object does not carry it (yet)."""
+    finalizer = s.rule.finalizer
+    return finalizer is not None and finalizer not in (_meta(obj).get("finalizers") or [])
+
+
+def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
+    """The source object as its watch event delivered it (``syncflow.snapshots``), when that is all a
+    sync needs: a selected, live object's first sync. Its finalizer is written next, conditional on
+    the snapshot's resourceVersion, so a stale snapshot fails there (409, retried with a read) before
+    anything is made from it. None: read the object."""
+    snapshot = snapshots.current()
+    if snapshot is None or snapshot.side != s.rule.source.endpoint or not s.rule.spec:
+        return None
+    obj = snapshot.obj
+    if source_ref(s.rule, ObjectRef.of(obj)) != ObjectRef(key.cluster, key.namespace, key.name):
+        return None
+    if _meta(obj).get("deletionTimestamp") or not _first_sync(s, obj) or not selected(s, key, obj):
+        return None
+    return obj
 
 
 def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
@@ -287,15 +314,68 @@ def _locate(s: Sync, key: ObjectKey, obj: Obj, workspace_path: str | None) -> pl
         raise PermanentError(f"cannot place the copy of {key}: {exc}") from exc
 
 
-def _apply_spec(s: Sync, key: ObjectKey, obj: Obj) -> Obj | None:
+def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj | None:
     """Create, adopt or three-way-merge the copy; keep the last-applied state. None: the target object
-    of that name is not ours and the rule never adopts."""
+    of that name is not ours and the rule never adopts.
+
+    A ``first`` sync (see ``_first_sync``) creates the state Secret before the copy instead of reading
+    it: a 201 says no copy was ever recorded (what a 404 on reading it says), so neither is read; a
+    409 means there is state after all, and the sync reads it and goes on as any other."""
     rule = s.rule
     workspace_path = workspace_path_of(s, key)
     location = _locate(s, key, obj, workspace_path)
     secret_path = state_path(s, key)
-    secret = get_or_none(s.target, secret_path) if secret_path else None
-    copy = copy_at(s, key, location, made=secret is not None)
+    entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
+    copy: Obj | None = None
+    secret: Obj | None = None
+    saved = False
+    if first and secret_path is not None:
+        wanted, content = _desired(s, key, obj, None, location, workspace_path)
+        saved = create_state(s, key, {entry: content}) is not None
+    if not saved:
+        secret = get_or_none(s.target, secret_path) if secret_path else None
+        copy = copy_at(s, key, location, made=secret is not None)
+        wanted, content = _desired(s, key, obj, copy, location, workspace_path)
+    last = state.read_state(secret, entry)
+    if copy is None:
+        try:
+            adopted = _create_or_adopt(s, key, obj, wanted, location, last)
+        except PermanentError:
+            if saved:  # no copy of ours: the state just written must not say otherwise
+                _drop_state(s, key)
+            raise
+        if adopted is None:
+            if saved:
+                _drop_state(s, key)
+            return None
+        copy, last = adopted
+    if _meta(copy).get("deletionTimestamp"):
+        raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
+    patch = three_way_patch(last, wanted, copy)
+    if patch is not None:
+        _stamp(s, patch)
+        copy = s.target.merge_patch(s.target_path(copy), patch)
+        s.record(rule.target.endpoint, copy)
+        s.synced("spec")
+        log_event(
+            logger, "sync.updated", key=str(key), target=s.target_path(copy), fields=",".join(sorted(patch))
+        )
+    if secret_path is not None and not saved and last != content:
+        save_state(s, key, secret_path, secret, {entry: content})
+    return copy
+
+
+def _desired(
+    s: Sync,
+    key: ObjectKey,
+    obj: Obj,
+    copy: Obj | None,
+    location: placement.Location,
+    workspace_path: str | None,
+) -> tuple[Obj, Obj]:
+    """The copy wanted for source object ``obj`` and the state recorded for it (api-syncagent's: the
+    source object, stripped)."""
+    rule = s.rule
     source = _transformed(s, key, obj, copy if copy is not None else _preview(s, obj, location))
     wanted = desired_mod.build_desired(
         source,
@@ -310,28 +390,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj) -> Obj | None:
     )
     if not rule.watch_source:  # a polled source: the copy records which version of it it holds
         wanted["metadata"]["annotations"][SOURCE_VERSION_ANNOTATION] = _meta(obj).get("resourceVersion", "")
-    content = desired_mod.managed_content(source)  # api-syncagent's state: the source object, stripped
-    entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
-    last = state.read_state(secret, entry)
-    if copy is None:
-        adopted = _create_or_adopt(s, key, obj, wanted, location, last)
-        if adopted is None:
-            return None
-        copy, last = adopted
-    if _meta(copy).get("deletionTimestamp"):
-        raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
-    patch = three_way_patch(last, wanted, copy)
-    if patch is not None:
-        _stamp(s, patch)
-        copy = s.target.merge_patch(s.target_path(copy), patch)
-        s.record(rule.target.endpoint, copy)
-        s.synced("spec")
-        log_event(
-            logger, "sync.updated", key=str(key), target=s.target_path(copy), fields=",".join(sorted(patch))
-        )
-    if secret_path is not None and last != content:
-        save_state(s, key, secret_path, secret, {entry: content})
-    return copy
+    return wanted, desired_mod.managed_content(source)
 
 
 def _preview(s: Sync, obj: Obj, location: placement.Location) -> Obj:
@@ -428,13 +487,11 @@ def _create_or_adopt(
     return existing, {}
 
 
-def save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entries: dict[str, Obj]) -> None:
-    """Write ``entries`` (state key → content) into the state Secret of source object ``key`` (read as
-    ``secret``), keeping its other entries; a concurrent change of the Secret is a conflict (retried)."""
+def _state_secret(s: Sync, key: ObjectKey, entries: dict[str, Obj]) -> Obj:
     rule = s.rule
     assert rule.state_namespace is not None
     resource = rule.source.resource
-    wanted = state.state_secret(
+    return state.state_secret(
         rule.state_namespace,
         key.cluster,
         resource.api_version,
@@ -443,14 +500,28 @@ def save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entries: 
         key.name,
         entries,
     )
+
+
+def create_state(s: Sync, key: ObjectKey, entries: dict[str, Obj]) -> Obj | None:
+    """Create the state Secret of source object ``key`` with ``entries``; None if it exists."""
+    try:
+        return s.target.create(
+            f"/api/v1/namespaces/{s.rule.state_namespace}/secrets", _state_secret(s, key, entries)
+        )
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        return None
+
+
+def save_state(s: Sync, key: ObjectKey, path: str, secret: Obj | None, entries: dict[str, Obj]) -> None:
+    """Write ``entries`` (state key → content) into the state Secret of source object ``key`` (read as
+    ``secret``), keeping its other entries; a concurrent change of the Secret is a conflict (retried)."""
     if secret is None:
-        try:
-            s.target.create(f"/api/v1/namespaces/{rule.state_namespace}/secrets", wanted)
+        if create_state(s, key, entries) is not None:
             return
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-            secret = s.target.get(path)
+        secret = s.target.get(path)
+    wanted = _state_secret(s, key, entries)
     data = {**(secret.get("data") or {}), **(wanted.get("data") or {})}
     s.target.replace(
         path,

@@ -1,0 +1,77 @@
+"""Source objects as their watch event carried them, delivered with a key's claim (DESIGN §5).
+
+A first sync (the source object does not carry the rule's finalizer yet) starts from the event's
+object instead of reading it again: the finalizer write that follows is conditional on that object's
+resourceVersion, so a stale snapshot ends in a 409 and a retry that reads, never in a write made from
+old data. Watches that opt in hand their event's object to the queue's ``add`` (``event_object``);
+the queue keeps the newest one per ``sync`` key (any later event without one clears it), at most
+``MAX_SNAPSHOT_BYTES`` each and ``MAX_SNAPSHOTS`` per queue, and ``claim`` hands it to the task
+(``delivered``) and forgets it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+MAX_SNAPSHOT_BYTES = 16 * 1024
+"""A larger object is not kept: its sync reads it."""
+MAX_SNAPSHOTS = 10_000
+"""Snapshots kept per queue; past it new keys get none (their sync reads the object)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An object as the watch of endpoint ``side`` saw it (without ``managedFields``)."""
+
+    side: str
+    obj: dict[str, Any]
+
+
+_event: ContextVar[Snapshot | None] = ContextVar("syncflow_event_object", default=None)
+_delivered: ContextVar[Snapshot | None] = ContextVar("syncflow_delivered_snapshot", default=None)
+
+
+@contextmanager
+def event_object(side: str, obj: dict[str, Any] | None) -> Iterator[None]:
+    """Keys added inside the block may keep ``obj`` (seen on ``side``) as their snapshot; ``None``
+    (e.g. a deletion) clears what they kept."""
+    token = _event.set(Snapshot(side, obj) if side and obj is not None else None)
+    try:
+        yield
+    finally:
+        _event.reset(token)
+
+
+def encoded_event() -> str:
+    """The current event's snapshot as the queue stores it ("" for none, or when too large)."""
+    snapshot = _event.get()
+    if snapshot is None:
+        return ""
+    metadata = {k: v for k, v in (snapshot.obj.get("metadata") or {}).items() if k != "managedFields"}
+    encoded = orjson.dumps({"side": snapshot.side, "object": {**snapshot.obj, "metadata": metadata}})
+    return encoded.decode() if len(encoded) <= MAX_SNAPSHOT_BYTES else ""
+
+
+@contextmanager
+def delivered(encoded: str) -> Iterator[None]:
+    """Inside the block, ``current`` is the snapshot the claim delivered ("" for none)."""
+    snapshot = None
+    if encoded:
+        stored = orjson.loads(encoded)
+        snapshot = Snapshot(str(stored["side"]), stored["object"])
+    token = _delivered.set(snapshot)
+    try:
+        yield
+    finally:
+        _delivered.reset(token)
+
+
+def current() -> Snapshot | None:
+    """The snapshot delivered with the key being processed, if any."""
+    return _delivered.get()

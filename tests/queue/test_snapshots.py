@@ -1,0 +1,78 @@
+"""Watch snapshots in the queue scripts: kept per sync key, newest wins, cleared by any later event
+without one, handed out once by the claim, bounded (on fakeredis[lua] and on the real Redis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from syncflow import snapshots
+from syncflow.keys import ObjectKey
+from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
+
+KEY = ObjectKey("sync", "certs", "root:org:team", "default", "web")
+RELATED = ObjectKey("related", "certs", "root:org:team", "default", "web")
+
+
+def obj(rv: str, **extra: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "web", "namespace": "default", "resourceVersion": rv, **extra}, "spec": {}}
+
+
+def seen(service: QueueService, *keys: ObjectKey, source: dict[str, Any] | None) -> None:
+    """A watch event of ``source`` (None: a deletion) adding ``keys``."""
+    with snapshots.event_object("kcp", source):
+        q(service).add_many(keys)
+
+
+def q(service: QueueService) -> WorkQueue:
+    return service.queues["sync"]
+
+
+def delivered(service: QueueService, key: ObjectKey = KEY) -> snapshots.Snapshot | None:
+    state, encoded = q(service).take(key, "t")
+    assert state is Claim.CLAIMED
+    with snapshots.delivered(encoded):
+        snapshot = snapshots.current()
+    q(service).done(key, "t", Outcome.OK)
+    return snapshot
+
+
+def test_the_claim_hands_out_the_newest_snapshot_once_without_managed_fields(service: QueueService) -> None:
+    seen(service, KEY, RELATED, source=obj("1"))
+    seen(service, KEY, source=obj("2", managedFields=[{"manager": "kubectl"}]))
+    assert delivered(service) == snapshots.Snapshot("kcp", obj("2"))
+    service.add(KEY)
+    assert delivered(service) is None, "taken by the first claim"
+    assert q(service).take(RELATED, "r") == (Claim.CLAIMED, ""), "only sync keys keep one"
+
+
+@pytest.mark.parametrize("later", ["deletion", "relist", "plain add"])
+def test_a_later_event_without_an_object_clears_the_snapshot(service: QueueService, later: str) -> None:
+    seen(service, KEY, source=obj("1"))
+    if later == "deletion":
+        seen(service, KEY, source=None)
+    else:
+        service.add(KEY, bulk=later == "relist")
+    assert delivered(service) is None
+
+
+def test_snapshots_are_bounded_in_size_and_number(
+    service: QueueService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen(service, KEY, source=obj("1", annotations={"big": "x" * snapshots.MAX_SNAPSHOT_BYTES}))
+    assert delivered(service) is None, "too large to keep"
+    monkeypatch.setattr(snapshots, "MAX_SNAPSHOTS", 2)
+    keys = [ObjectKey("sync", "certs", "c", "ns", f"o{i}") for i in range(4)]
+    seen(service, *keys, source=obj("1"))
+    assert [delivered(service, key) is not None for key in keys] == [True, True, False, False]
+
+
+def test_an_event_while_the_key_runs_leaves_its_snapshot_for_the_next_run(service: QueueService) -> None:
+    seen(service, KEY, source=obj("1"))
+    state, encoded = q(service).take(KEY, "t1")
+    seen(service, KEY, source=obj("2"))
+    result = q(service).done(KEY, "t1", Outcome.OK)
+    assert (state, result.state) == (Claim.CLAIMED, "requeued") and '"1"' in encoded
+    assert delivered(service) == snapshots.Snapshot("kcp", obj("2"))
