@@ -357,7 +357,16 @@ class Bench:
             await stack.wait(
                 lambda path=path: self._served(path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
             )
+        # objects created before the rule's watches listed would reach the queue as a relist, not as
+        # events: measure the event path, which is what a running agent sees
+        await stack.wait(self._rule_watched, 60, "the rule's source and target watches listed", every=0.1)
         await self.queue.idle(self.stack)
+
+    async def _rule_watched(self) -> bool | None:
+        log = (self.stack.work / "watch.log").read_text(errors="replace")
+        listed = [line for line in log.splitlines() if "watch.listed" in line]
+        sides = ("watch=source:", "watch=target:")
+        return True if all(any(side in line for line in listed) for side in sides) else None
 
     async def _served(self, path: str) -> bool | None:
         status, _ = await self.kcp.call("GET", path, ok=(403, 404))

@@ -39,6 +39,7 @@ if dirty and only_echoes(seen) then -- dirtied only by the echoes of this run's 
   redis.call('HINCRBY', S, 'echoes', 1)
   dirty = false
 end
+if not dirty then redis.call('HDEL', SN, k) end -- what those echoes left is of no further use
 local state, attempts, delay = 'done', 0, 0
 if outcome == 'ok' then
   forget(k)

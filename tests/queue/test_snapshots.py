@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from syncflow import snapshots
+from syncflow import echoes, snapshots
 from syncflow.keys import ObjectKey
+from syncflow.kube.refs import ObjectRef
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
 
@@ -76,3 +77,13 @@ def test_an_event_while_the_key_runs_leaves_its_snapshot_for_the_next_run(servic
     result = q(service).done(KEY, "t1", Outcome.OK)
     assert (state, result.state) == (Claim.CLAIMED, "requeued") and '"1"' in encoded
     assert delivered(service) == snapshots.Snapshot("kcp", obj("2"))
+
+
+def test_echoes_that_came_while_the_key_ran_leave_no_snapshot_behind(service: QueueService) -> None:
+    origin = echoes.Origin("kcp", ObjectRef("root:org:team", "default", "web"), "2")
+    seen(service, KEY, source=obj("1"))
+    q(service).take(KEY, "t1")
+    with echoes.event_origin(origin.side, origin.ref, origin.resource_version):
+        seen(service, KEY, source=obj("2"))  # the echo of the run's own write, before it reported
+    assert q(service).done(KEY, "t1", Outcome.OK, own_writes=[origin]).state == "done"
+    assert service.redis.hlen(q(service).layout.key("SN")) == 0
