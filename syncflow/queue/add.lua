@@ -1,7 +1,8 @@
 -- ARGV: bulk ("1"/"0"), the event's origin ("<side>:<ref>", '' = none), its resourceVersion, its
 -- snapshot ('' = none), the most snapshots kept, key1, key2, ... Returns, per key, the lane to publish
 -- one message on (0 = none). An event whose origin is a stored own write at that resourceVersion is an
--- echo: nothing is added. Otherwise each sync key keeps the event's snapshot, or loses the one it had.
+-- echo: nothing is added. Otherwise each sync key of an event keeps its snapshot, or loses the one it
+-- had; a bulk add (relist, resync: no newer view of the object) leaves it as it is.
 local bulk, origin, origin_rv, now, lanes = ARGV[1] == '1', ARGV[2], ARGV[3], now_ms(), {}
 local snapshot, max_snapshots = ARGV[4], tonumber(ARGV[5])
 local echo = origin ~= '' and redis.call('HGET', OW, origin) == origin_rv
@@ -12,7 +13,9 @@ for i = 6, #ARGV do
   if echo then
     lanes[#lanes + 1] = 0
   else
-    if snapshot ~= '' and string.sub(k, 1, 5) == 'sync/'
+    if bulk then
+      -- keep the event's snapshot: using it is safe (see syncflow.snapshots) and saves a read
+    elseif snapshot ~= '' and string.sub(k, 1, 5) == 'sync/'
         and (redis.call('HEXISTS', SN, k) == 1 or redis.call('HLEN', SN) < max_snapshots) then
       redis.call('HSET', SN, k, snapshot)
     else
