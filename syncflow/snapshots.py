@@ -60,11 +60,15 @@ def encoded_event() -> str:
 
 @contextmanager
 def delivered(encoded: str) -> Iterator[None]:
-    """Inside the block, ``current`` is the snapshot the claim delivered ("" for none)."""
+    """Inside the block, ``current`` is the snapshot the claim delivered ("" for none; one that cannot
+    be read counts as none: the sync reads the object)."""
     snapshot = None
-    if encoded:
-        stored = orjson.loads(encoded)
-        snapshot = Snapshot(str(stored["side"]), stored["object"])
+    try:
+        stored = orjson.loads(encoded) if encoded else None
+        if stored is not None:
+            snapshot = Snapshot(str(stored["side"]), dict(stored["object"]))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        snapshot = None
     token = _delivered.set(snapshot)
     try:
         yield

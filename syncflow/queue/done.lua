@@ -1,8 +1,8 @@
 -- ARGV: key, token, outcome, delay (ms, for "after"), error payload, backoff base (ms),
 -- backoff cap (ms), max attempts, cause of the failure ('' = unknown), own-write ttl (ms), own-write
 -- cap, then the run's own writes as origin, resourceVersion pairs. Outcomes: ok, after (requeue after
--- delay), transient (back off), error (back off, park after max attempts strikes: unclassified errors and expired leases),
--- permanent (park now).
+-- delay), transient (back off), error (back off, park after max attempts strikes: unclassified errors
+-- and expired leases), permanent (park now).
 -- Returns {state, attempts, delay ms, lane}; state is lost, done, delayed, backoff, parked or
 -- requeued (dirtied while running: published again now on the returned lane).
 local k, token, outcome = ARGV[1], ARGV[2], ARGV[3]

@@ -93,3 +93,9 @@ def test_echoes_that_came_while_the_key_ran_leave_no_snapshot_behind(service: Qu
         seen(service, KEY, source=obj("2"))  # the echo of the run's own write, before it reported
     assert q(service).done(KEY, "t1", Outcome.OK, own_writes=[origin]).state == "done"
     assert service.redis.hlen(q(service).layout.key("SN")) == 0
+
+
+@pytest.mark.parametrize("stored", ["{not json", '{"side": "kcp"}', '["kcp"]', '{"side": "k", "object": 3}'])
+def test_a_snapshot_that_cannot_be_read_counts_as_none(stored: str) -> None:
+    with snapshots.delivered(stored):
+        assert snapshots.current() is None
