@@ -405,9 +405,9 @@ def _object_and_subset(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]
     obj = deployment()
     fresh = [n for n in draw(_names) if n not in ("app", "sidecar")]
     containers(obj).extend({"name": n, "image": draw(st.text(max_size=3))} for n in fresh)
-    obj["metadata"]["labels"].update(
-        draw(st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=3))
-    )
+    # label keys as Kubernetes allows them (a key such as "$x" would be a patch directive)
+    keys = st.from_regex(r"[a-z0-9]([a-z0-9._-]{0,2}[a-z0-9])?", fullmatch=True)
+    obj["metadata"]["labels"].update(draw(st.dictionaries(keys, st.text(max_size=3), max_size=3)))
     return obj, _subset(draw, obj)
 
 
