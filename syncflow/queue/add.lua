@@ -13,12 +13,10 @@ for i = 6, #ARGV do
   if echo then
     lanes[#lanes + 1] = 0
   else
-    if bulk then
-      -- keep the event's snapshot: using it is safe (see syncflow.snapshots) and saves a read
-    elseif snapshot ~= '' and string.sub(k, 1, 5) == 'sync/'
+    if snapshot ~= '' and string.sub(k, 1, 5) == 'sync/'
         and (redis.call('HEXISTS', SN, k) == 1 or redis.call('HLEN', SN) < max_snapshots) then
       redis.call('HSET', SN, k, snapshot)
-    else
+    elseif not bulk then -- a bulk add keeps what the last event left: it is no newer view
       redis.call('HDEL', SN, k)
     end
     lanes[#lanes + 1] = add(k, bulk, now, event)
