@@ -273,10 +273,12 @@ class Bench:
         concurrency: int = 1,
         broker_url: str | None = None,
         latency: str = "0",
+        qps: float | None = None,
     ) -> None:
         self.stack, self.session, self.concurrency = stack, session, concurrency
         self.latency = latency  # devcluster --latency of both API servers
         self.roundtrips, self.broker_url = roundtrips, broker_url
+        self.qps = qps  # request budget per endpoint (None: syncflow's default)
         self.teams = [f"root:org:team-{i}" for i in range(workspaces)]
         self.clusters: list[str] = []
         self.queue = AgentQueue(stack.agent, redis_url, broker_url)
@@ -347,6 +349,11 @@ class Bench:
             "SYNCFLOW_NAMESPACE": "syncflow",
             "SYNCFLOW_RESYNC_PERIOD": "3600",
             **({"SYNCFLOW_BROKER_URL": self.broker_url} if self.broker_url else {}),
+            **(
+                {"SYNCFLOW_ENDPOINT_QPS": str(self.qps), "SYNCFLOW_ENDPOINT_BURST": str(round(2 * self.qps))}
+                if self.qps
+                else {}
+            ),
         }
         stack.start("watch", "watch")
         stack.start("beat", "beat", "-s", str(stack.work / "beat-schedule"))
@@ -486,7 +493,7 @@ class Bench:
         done = done_verbs(self.stack) - done_before
         figures = sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
         rates = [(now - then).total() / window for now, then in zip(at_complete, before, strict=True)]
-        limits = [self.queue.settings.endpoint_limit(endpoint).qps for endpoint in (KCP, SERVICE)]
+        limits = [self.qps or self.queue.settings.endpoint_limit(e).qps for e in (KCP, SERVICE)]
         figures["qps"] = dict(zip((KCP, SERVICE), zip(rates, limits, strict=True), strict=True))
         figures["steps"] = [
             (STEP / (t1 - t0), (c1 - c0) / STEP * 1000) for (t0, c0), (t1, c1) in pairwise(steps)
@@ -591,6 +598,7 @@ async def one_stack(
         concurrency=args.concurrency,
         broker_url=args.broker_url,
         latency=args.latency,
+        qps=args.qps,
     )
     try:
         await bench.setup(workers)
@@ -725,6 +733,9 @@ if __name__ == "__main__":
     parser.add_argument("--budget", type=float, default=290, help="seconds one stack's run may take")
     parser.add_argument(
         "--latency", default="0", help="devcluster --latency of both API servers (e.g. 20ms: a remote RTT)"
+    )
+    parser.add_argument(
+        "--qps", type=float, help="request budget per endpoint, burst twice that (default: syncflow's, 200)"
     )
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     parser.add_argument(

@@ -70,6 +70,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_time_limit": settings.task_time_limit,
         "task_soft_time_limit": settings.task_time_limit * 0.9,
         "worker_send_task_events": True,
+        # Task events go out in batches, not one broker publish each (syncflow.queue.consumer).
+        "worker_consumer": "syncflow.queue.consumer:BatchedEventsConsumer",
         # No task-sent events: each would be a second Redis publish per key (relists enqueue
         # thousands); Flower still sees every task from the moment a worker receives it.
         "task_send_sent_event": False,

@@ -29,6 +29,8 @@ class EventLog:
     def __init__(self, app: Celery) -> None:
         self.app = app
         self.events: list[dict[str, Any]] = []
+        self.batches: list[int] = []
+        """Events per broker message carrying task events."""
         self.listening = threading.Event()
         self.thread = threading.Thread(target=self._run, name="events", daemon=True)
 
@@ -37,6 +39,14 @@ class EventLog:
             self.receiver = self.app.events.Receiver(connection, handlers={"*": self.events.append})
             # called once the consumer is ready, then once per loop
             self.receiver.on_iteration = self.listening.set
+            receive = self.receiver._receive
+
+            def counted(body: Any, message: Any) -> None:
+                if isinstance(body, list) or str(body.get("type", "")).startswith("task-"):
+                    self.batches.append(len(body) if isinstance(body, list) else 1)
+                receive(body, message)
+
+            self.receiver._receive = counted
             self.receiver.capture(limit=None, timeout=None, wakeup=False)
 
     def stop(self) -> None:
@@ -104,3 +114,38 @@ def test_housekeeping_tasks_send_no_task_events(
     assert set(names.values()) == {"syncflow.rec"}, seen
     assert events.task_event_uuids() == set(names), seen
     assert "worker-online" in seen
+
+
+def test_task_events_are_sent_in_batches_and_none_is_lost(
+    agent_settings: Settings, processes_factory: Callable[[Settings], Processes]
+) -> None:
+    """A busy worker sends its task events a few to a broker message, and Flower still sees each
+    task received, started and succeeded."""
+    app = create_app(agent_settings)
+    events = EventLog(app)
+    events.thread.start()
+    redis = Redis.from_url(REAL_REDIS_URL)
+    processes = processes_factory(agent_settings)
+    keys = [ObjectKey.parse(f"rec/r/c/ns/batch-{i}") for i in range(40)]
+    try:
+        assert events.listening.wait(10)
+        service = QueueService(redis, agent_settings, CeleryPublisher(app))
+        service.add_many(keys)
+        processes.worker()
+
+        def every_task_succeeded() -> bool:
+            done = {e["uuid"] for e in list(events.events) if e["type"] == "task-succeeded"}
+            return len(done) >= len(keys)
+
+        wait_for(every_task_succeeded, timeout=60, what=lambda: f"40 tasks succeeded:\n{processes.logs()}")
+    finally:
+        events.stop()
+        processes.stop_all()
+        redis.close()
+    by_type: dict[str, set[str]] = {}
+    for event in events.events:
+        by_type.setdefault(event["type"], set()).add(event.get("uuid", ""))
+    assert [len(by_type[f"task-{kind}"]) for kind in ("received", "started", "succeeded")] == [40, 40, 40]
+    task_events = sum(len(uuids) for kind, uuids in by_type.items() if kind.startswith("task-"))
+    assert sum(events.batches) == task_events
+    assert len(events.batches) < task_events / 2, events.batches
