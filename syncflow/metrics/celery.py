@@ -1,8 +1,8 @@
-"""Task outcomes and prefork children in a worker, through Celery's signals (no hook in task code).
+"""Task outcomes and prefork children in a worker, through Celery's signals.
 
-A keyed task returns its outcome (ok, after, busy, stale, invalid-key) or raises the error its key
-failed with, classified as the queue classifies it (transient, error, permanent); any other task is
-ok or error.
+Keyed tasks count one outcome per key themselves (``syncflow.tasks.KeyedTask``): ok, after, busy,
+stale, invalid-key, or the failure as the queue classifies it (transient, error, permanent). Any
+other task is ok or error, counted here.
 """
 
 from __future__ import annotations
@@ -13,23 +13,20 @@ from celery import signals
 
 from syncflow.metrics import multiprocess, record
 
-KEYED_OUTCOMES = frozenset({"ok", "after", "busy", "stale", "invalid-key"})
-"""What a keyed task returns (``run_keyed``'s report); bounded, so safe as a label."""
-
 
 def outcome_of(retval: Any, state: str | None) -> str:
-    """The outcome label of one finished task run."""
+    """The outcome label of one finished run of a task that is not keyed."""
     from syncflow.queue.errors import classify
 
     if state == "SUCCESS":
-        return retval if isinstance(retval, str) and retval in KEYED_OUTCOMES else "ok"
+        return "ok"
     if isinstance(retval, BaseException):
         return classify(retval).value
     return "error"
 
 
 def _task_finished(task: Any = None, retval: Any = None, state: str | None = None, **_: Any) -> None:
-    if task is not None:
+    if task is not None and not getattr(task, "keyed", False):  # keyed tasks count per key themselves
         record.task_outcome(task.name, outcome_of(retval, state))
 
 

@@ -74,19 +74,21 @@ class MessageScan(Protocol):
         ``begin_before`` (Redis ms)."""
 
 
-def message_key(message: dict[str, Any]) -> ObjectKey | None:
-    """The object key a Celery (protocol 2) message of a keyed task carries, or None."""
+def message_keys(message: dict[str, Any]) -> list[ObjectKey]:
+    """The object keys a Celery (protocol 2) message of a keyed task carries (none for any other)."""
     headers = message.get("headers") or {}
     if not str(headers.get("task", "")).startswith("syncflow."):
-        return None
+        return []
     try:
         body = message["body"]
         if (message.get("properties") or {}).get("body_encoding") == "base64":
             body = base64.b64decode(body)
         args = json.loads(body)[0]
-        return ObjectKey.parse(args[0]) if len(args) == 1 and isinstance(args[0], str) else None
+        if not args or not all(isinstance(arg, str) for arg in args):
+            return []
+        return [ObjectKey.parse(arg) for arg in args]
     except (KeyError, IndexError, TypeError, ValueError, binascii.Error, InvalidKeyError):
-        return None
+        return []
 
 
 class BrokerUnavailableError(ConnectionError):
@@ -273,9 +275,7 @@ def _decode(raw: bytes | str) -> Any:
 
 
 def _keys(messages: Iterable[Any]) -> list[ObjectKey]:
-    return [
-        key for message in messages if isinstance(message, dict) and (key := message_key(message)) is not None
-    ]
+    return [key for message in messages if isinstance(message, dict) for key in message_keys(message)]
 
 
 def _redis_ms(redis: Redis) -> int:

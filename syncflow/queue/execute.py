@@ -1,4 +1,5 @@
-"""One keyed task run: claim → handler → done, with lease renewal and one log line per outcome."""
+"""One keyed task run: for each key of its message, claim → handler → done, with lease renewal and
+one log line per outcome."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from syncflow import echoes, snapshots
@@ -28,6 +29,9 @@ Handler = Callable[[ObjectKey], None]
 REQUEST_SHARE = 0.8
 """Share of the task time limit a handler's API requests may use (Celery's soft limit is at 0.9):
 each request's timeouts are cut to the time left, so slow calls end as timeouts, not time limits."""
+START_SHARE = 0.25
+"""Share of the task time limit within which a message's later keys may start: past it the keys not
+started go back to the broker in a new message, so each key keeps at least 0.55 of the limit."""
 
 _LEVELS = {
     Outcome.OK: logging.INFO,
@@ -47,10 +51,53 @@ class RunReport:
     error: Exception | None = None
 
 
+def run_message(
+    service: QueueService,
+    renewer: LeaseRenewer,
+    handler: Handler,
+    raw_keys: Sequence[str],
+    token: str,
+    celery_queue: str,
+) -> list[RunReport]:
+    """Process the keys of one message, delivered with ``token`` (the Celery task id) on
+    ``celery_queue``, one after another; returns a report per key started."""
+    limit = service.settings.task_time_limit
+    started = time.monotonic()
+    reports: list[RunReport] = []
+    for i, raw_key in enumerate(raw_keys):
+        elapsed = time.monotonic() - started
+        if i and elapsed > limit * START_SHARE:
+            _resend(service, raw_keys[i:], celery_queue)
+            break
+        reports.append(run_keyed(service, renewer, handler, raw_key, token, limit * REQUEST_SHARE - elapsed))
+    return reports
+
+
+def _resend(service: QueueService, raw_keys: Sequence[str], celery_queue: str) -> None:
+    """Put the keys a message's time did not reach back in the broker (invalid ones have their line)."""
+    keys = [key for raw in raw_keys if (key := _parsed(raw)) is not None]
+    if keys:
+        service.resend(keys, celery_queue)
+        log_event(logger, "task.resent", key=str(keys[0]), keys=len(keys), queue=celery_queue)
+
+
+def _parsed(raw_key: str) -> ObjectKey | None:
+    try:
+        return ObjectKey.parse(raw_key)
+    except InvalidKeyError:
+        return None
+
+
 def run_keyed(
-    service: QueueService, renewer: LeaseRenewer, handler: Handler, raw_key: str, token: str
+    service: QueueService,
+    renewer: LeaseRenewer,
+    handler: Handler,
+    raw_key: str,
+    token: str,
+    request_time: float | None = None,
 ) -> RunReport:
-    """Process the message ``raw_key`` delivered with ``token`` (the Celery task id)."""
+    """Process ``raw_key`` of a message delivered with ``token`` (the Celery task id); its API
+    requests may take ``request_time`` seconds (default: ``REQUEST_SHARE`` of the task time limit)."""
     try:
         key = ObjectKey.parse(raw_key)
     except InvalidKeyError as exc:
@@ -66,7 +113,7 @@ def run_keyed(
     error: Exception | None = None
     with (
         renewer.hold(queue, key, token),
-        deadline(service.settings.task_time_limit * REQUEST_SHARE),
+        deadline(service.settings.task_time_limit * REQUEST_SHARE if request_time is None else request_time),
         echoes.collect() as own_writes,
         snapshots.delivered(snapshot),
     ):
@@ -99,14 +146,21 @@ def run_keyed(
     return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error)
 
 
-def out_of_time(service: QueueService, raw_key: str, token: str, error: Exception) -> None:
+def out_of_time(
+    service: QueueService, raw_keys: Sequence[str], token: str, error: Exception, celery_queue: str
+) -> None:
     """The worker's side of a hard time limit: the handler's process was killed mid-run, so release
-    its lease now and back the key off. A timeout is transient: it never parks the key (a key that
+    the lease of the key it was running and back that key off; the message's other keys (done, or
+    not started) go back to the broker. A timeout is transient: it never parks the key (a key that
     kills its process by other means, e.g. OOM, still strikes when its lease expires)."""
-    try:
-        key = ObjectKey.parse(raw_key)
-    except InvalidKeyError:
-        return
+    keys = [key for raw in raw_keys if (key := _parsed(raw)) is not None]
+    running = [key for key in keys if service.queue_for(key).owner(key) == token]
+    service.resend([key for key in keys if key not in running], celery_queue)
+    for key in running:
+        _timed_out(service, key, token, error)
+
+
+def _timed_out(service: QueueService, key: ObjectKey, token: str, error: Exception) -> None:
     queue = service.queue_for(key)
     result = queue.done(key, token, Outcome.TRANSIENT, error=_payload(error, Outcome.TRANSIENT))
     service.publish(queue.name, [(key, result.lane)])
@@ -114,7 +168,7 @@ def out_of_time(service: QueueService, raw_key: str, token: str, error: Exceptio
         logger,
         "task.done",
         level=logging.WARNING,
-        key=raw_key,
+        key=str(key),
         outcome=Outcome.TRANSIENT.value,
         state=result.state,
         attempts=result.attempts,

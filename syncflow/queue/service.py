@@ -20,7 +20,7 @@ from syncflow.queue.scripts import Scripts
 from syncflow.queue.workqueue import Failure, Lane, QueueStats, WorkQueue
 
 Publisher = Callable[[Sequence[tuple[ObjectKey, str]]], None]
-"""Publishes one message per (key, Celery queue); the message carries only the key."""
+"""Publishes messages for these (key, Celery queue) pairs; a message carries keys only, one or more."""
 
 
 class QueueService:
@@ -42,19 +42,26 @@ class QueueService:
         return self.queues[queue_of(key.verb)]
 
     def publish(self, queue: str, items: Iterable[tuple[ObjectKey, Lane]]) -> int:
-        """Send one message per key on the Celery queue of its lane; returns how many."""
+        """Publish the keys on the Celery queue of their lane; returns how many keys."""
         messages = [(key, BULK_QUEUE if lane is Lane.BULK else queue) for key, lane in items if lane]
         if messages:
             self.publisher(messages)
         return len(messages)
 
+    def resend(self, keys: Iterable[ObjectKey], celery_queue: str) -> None:
+        """Publish these keys again on ``celery_queue``: keys a task took but did not start (a new
+        message is harmless for a key that needs none: its claim finds it stale)."""
+        messages = [(key, celery_queue) for key in keys]
+        if messages:
+            self.publisher(messages)
+
     def add(self, key: ObjectKey, *, bulk: bool = False) -> bool:
-        """A watch event (or, with ``bulk``, a relist/resync) for ``key``; True if a message went out."""
+        """A watch event (or, with ``bulk``, a relist/resync) for ``key``; True if it was published."""
         queue = self.queue_for(key)
         return self.publish(queue.name, [(key, queue.add(key, bulk=bulk))]) > 0
 
     def add_many(self, keys: Iterable[ObjectKey], *, bulk: bool = False) -> int:
-        """``add`` for many keys, pipelined per queue; returns the number of messages sent."""
+        """``add`` for many keys, pipelined per queue; returns how many keys were published."""
         by_queue: dict[str, list[ObjectKey]] = defaultdict(list)
         for key in keys:
             by_queue[queue_of(key.verb)].append(key)

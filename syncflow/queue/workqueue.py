@@ -152,6 +152,11 @@ class WorkQueue:
         state, snapshot = self._scripts.claim(self._keys, [str(key), token, self._lease_ms])
         return Claim(_text(state)), _text(snapshot)
 
+    def owner(self, key: ObjectKey) -> str | None:
+        """The token of the task holding the key's lease (expired or not), or None."""
+        token = self.redis.hget(self.layout.key("O"), str(key))
+        return None if token is None else _text(token)
+
     def renew(self, key: ObjectKey, token: str) -> bool:
         """Extend our lease; ``False`` means it is no longer ours (stop writing)."""
         return bool(self._scripts.renew(self._keys, [str(key), token, self._lease_ms]))

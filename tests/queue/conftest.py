@@ -23,7 +23,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
-from syncflow.queue.broker import message_key
+from syncflow.queue.broker import message_keys
 from syncflow.queue.layout import broker_prefix
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
@@ -106,12 +106,18 @@ def celery_message_template() -> dict[str, Any]:
 
 def celery_message(key: ObjectKey, queue: str) -> str:
     """The stored message of a task for ``key`` on ``queue``: the real template, re-keyed."""
+    return celery_message_keys([key], queue)
+
+
+def celery_message_keys(keys: Sequence[ObjectKey], queue: str) -> str:
+    """The stored message of a task carrying ``keys`` on ``queue`` (the real template, re-keyed)."""
     message = copy.deepcopy(celery_message_template())
     task_id = str(uuid.uuid4())
     body = json.loads(base64.b64decode(message["body"]))
-    body[0] = [str(key)]
+    body[0] = [str(key) for key in keys]
     message["body"] = base64.b64encode(json.dumps(body).encode()).decode()
-    message["headers"].update(task=key.task_name, id=task_id, root_id=task_id, argsrepr=repr([str(key)]))
+    task = keys[0].task_name if keys else TEMPLATE_KEY.task_name
+    message["headers"].update(task=task, id=task_id, root_id=task_id, argsrepr=repr(body[0]))
     message["properties"].update(correlation_id=task_id, delivery_tag=str(uuid.uuid4()))
     message["properties"]["delivery_info"]["routing_key"] = queue
     return json.dumps(message)
@@ -131,6 +137,10 @@ class BrokerLists:
                 pipe.lpush(self.prefix + queue, celery_message(key, queue))
             pipe.execute()
 
+    def push_together(self, keys: Sequence[ObjectKey], queue: str = "sync") -> None:
+        """Store one message carrying all of ``keys``, as ``CeleryPublisher`` packs them."""
+        self.redis.lpush(self.prefix + queue, celery_message_keys(keys, queue))
+
     def length(self, queue: str = "sync") -> int:
         return int(self.redis.llen(self.prefix + queue))
 
@@ -139,7 +149,7 @@ class BrokerLists:
         return [
             raw
             for raw in self.redis.lrange(self.prefix + queue, 0, -1)
-            if message_key(json.loads(raw)) == key
+            if key in message_keys(json.loads(raw))
         ]
 
     def lose(self, key: ObjectKey, queue: str = "sync") -> None:

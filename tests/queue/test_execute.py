@@ -11,14 +11,15 @@ from kubernetes.client.exceptions import ApiException
 from syncflow.deadline import remaining
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError, RequeueAfter
-from syncflow.queue.execute import run_keyed
+from syncflow.queue.execute import out_of_time, run_keyed, run_message
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim
+from syncflow.queue.workqueue import Claim, Outcome
 from tests.queue.conftest import Sent
 from tests.support.waiting import wait_for
 
 KEY = ObjectKey("sync", "rule", "root:ws", "ns", "obj")
+KEYS = [ObjectKey("sync", "rule", "root:ws", "ns", f"obj-{i}") for i in range(4)]
 
 
 @pytest.fixture
@@ -162,3 +163,69 @@ def test_handler_requests_must_end_well_inside_the_time_limit(
     limit = service.settings.task_time_limit
     assert seconds is not None and 0.7 * limit < seconds <= 0.8 * limit
     assert remaining() is None
+
+
+def test_each_key_of_a_message_is_claimed_run_and_logged_on_its_own(
+    service: QueueService, renewer: LeaseRenewer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failing key among others fails alone: the others run, and each key has its line and state."""
+    seen: list[ObjectKey] = []
+
+    def handler(key: ObjectKey) -> None:
+        seen.append(key)
+        assert service.queue_for(key).owner(key) == "token-1"  # leased while it runs, not before
+        assert all(service.queue_for(other).owner(other) is None for other in KEYS if other != key)
+        if key == KEYS[1]:
+            raise PermanentError("broken object")
+
+    service.add_many(KEYS)
+    service.add(KEYS[3])  # already pending: its message is the one the others carry
+    with caplog.at_level(logging.INFO, logger="syncflow.task"):
+        reports = run_message(service, renewer, handler, [str(k) for k in KEYS], "token-1", "sync")
+    assert seen == KEYS
+    assert [(r.outcome, r.state) for r in reports] == [("ok", "done"), ("permanent", "parked")] + [
+        ("ok", "done")
+    ] * 2
+    assert [line["key"] for line in done_lines(caplog)] == [str(k) for k in KEYS]
+    assert service.queues["sync"].stats().pending == 0 and service.queues["sync"].is_parked(KEYS[1])
+    again = run_message(service, renewer, handler, [str(k) for k in KEYS], "token-2", "sync")
+    assert [r.outcome for r in again] == ["stale"] * 4, "a second copy of the message runs nothing"
+
+
+def test_keys_a_message_could_not_start_in_time_go_back_to_the_broker(
+    service: QueueService, renewer: LeaseRenewer, sent: Sent
+) -> None:
+    short = service.settings.model_copy(update={"task_time_limit": 1.0})
+    service = QueueService(service.redis, short, service.publisher)
+    slow = threading.Event()
+
+    def handler(key: ObjectKey) -> None:
+        slow.wait(0.3)  # past START_SHARE (0.25) of the limit: the rest must not start
+
+    service.add_many(KEYS)
+    sent.clear()
+    reports = run_message(service, renewer, handler, [str(k) for k in KEYS], "a", "sync-bulk")
+    assert [r.outcome for r in reports] == ["ok"]
+    assert sent == [(key, "sync-bulk") for key in KEYS[1:]]
+    assert service.queues["sync"].stats().pending == 3, "the resent keys are still pending work"
+    later = run_message(service, renewer, lambda key: None, [str(k) for k in KEYS[1:]], "b", "sync-bulk")
+    assert [r.outcome for r in later] == ["ok"] * 3
+
+
+def test_a_hard_time_limit_backs_off_the_running_key_and_resends_the_others(
+    service: QueueService, sent: Sent
+) -> None:
+    """The worker's main process after killing a child mid-message: only the key the child held is
+    released (as a transient failure); the keys done or not started get a new message."""
+    queue = service.queues["sync"]
+    service.add_many(KEYS)
+    assert queue.claim(KEYS[0], "t") is Claim.CLAIMED
+    queue.done(KEYS[0], "t", Outcome.OK)
+    assert queue.claim(KEYS[1], "t") is Claim.CLAIMED  # the child died running this one
+    sent.clear()
+    out_of_time(service, [str(k) for k in KEYS], "t", TimeoutError("time limit"), "sync")
+    assert sorted(sent) == sorted((key, "sync") for key in (KEYS[0], *KEYS[2:]))
+    failure = service.failure(str(KEYS[1]))
+    assert failure is not None and failure.attempts == 1 and not queue.is_parked(KEYS[1])
+    assert queue.stats().leased == 0 and queue.stats().delayed == 1
+    assert queue.counters().get("lost", 0) == 0

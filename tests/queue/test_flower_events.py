@@ -130,7 +130,8 @@ def test_task_events_are_sent_in_batches_and_none_is_lost(
     try:
         assert events.listening.wait(10)
         service = QueueService(redis, agent_settings, CeleryPublisher(app))
-        service.add_many(keys)
+        for key in keys:
+            service.add(key)  # a message each
         processes.worker()
 
         def every_task_succeeded() -> bool:
@@ -149,3 +150,33 @@ def test_task_events_are_sent_in_batches_and_none_is_lost(
     task_events = sum(len(uuids) for kind, uuids in by_type.items() if kind.startswith("task-"))
     assert sum(events.batches) == task_events
     assert len(events.batches) < task_events / 2, events.batches
+
+
+def test_a_task_shows_each_key_of_its_message(
+    agent_settings: Settings, processes_factory: Callable[[Settings], Processes]
+) -> None:
+    """Keys published together share a task; Flower lists it with every key as an argument and its
+    result says how each key went."""
+    app = create_app(agent_settings)
+    events = EventLog(app)
+    events.thread.start()
+    redis = Redis.from_url(REAL_REDIS_URL)
+    processes = processes_factory(agent_settings)
+    keys = [ObjectKey.parse(f"rec/r/c/ns/together-{i}") for i in range(3)]
+    try:
+        assert events.listening.wait(10)
+        QueueService(redis, agent_settings, CeleryPublisher(app)).add_many(keys)
+        processes.worker()
+        wait_for(
+            lambda: any(e["type"] == "task-succeeded" for e in list(events.events)),
+            timeout=60,
+            what=lambda: f"the task's task-succeeded event:\n{processes.logs()}",
+        )
+    finally:
+        events.stop()
+        processes.stop_all()
+        redis.close()
+    [received] = [e for e in events.events if e["type"] == "task-received"]
+    [succeeded] = [e for e in events.events if e["type"] == "task-succeeded"]
+    assert all(repr(str(key)) in received["args"] for key in keys), received["args"]
+    assert all(f"{str(key)!r}: 'ok'" in succeeded["result"] for key in keys), succeeded["result"]

@@ -12,7 +12,7 @@ from redis import Redis
 from syncflow.config import Settings, load_settings
 from syncflow.keys import ObjectKey
 from syncflow.queue import report
-from syncflow.queue.broker import message_key
+from syncflow.queue.broker import message_keys
 from syncflow.queue.layout import pump_lock_key
 from syncflow.queue.pump import PumpTotals
 from syncflow.queue.service import QueueService
@@ -21,6 +21,7 @@ from tests.queue.conftest import (
     BrokerLists,
     RedisServer,
     Sent,
+    celery_message_keys,
     celery_message_template,
     unique_agent,
 )
@@ -39,9 +40,9 @@ def waiting_service(redis: Redis, settings: Settings, broker: BrokerLists, **tun
     return service
 
 
-def test_message_key_reads_a_real_celery_message() -> None:
-    assert message_key(celery_message_template()) == TEMPLATE_KEY
-    assert message_key({"headers": {"task": "celery.ping"}, "body": "W1tdLCB7fSwge31d"}) is None
+def test_message_keys_reads_a_real_celery_message() -> None:
+    assert message_keys(celery_message_template()) == [TEMPLATE_KEY]
+    assert message_keys({"headers": {"task": "celery.ping"}, "body": "W1tdLCB7fSwge31d"}) == []
 
 
 GRACE = 0.05
@@ -80,6 +81,26 @@ def test_a_lost_message_is_republished_once(redis: Redis, settings: Settings, br
         totals = service.pump(grace=GRACE)
         assert totals is not None and totals.scanned >= len(KEYS) and totals.republished == 0
     assert broker.length() == len(KEYS)
+
+
+def test_every_key_a_message_carries_is_seen_and_lost_with_it(
+    redis: Redis, settings: Settings, broker: BrokerLists, sent: Sent
+) -> None:
+    together = KEYS[:8]
+    service = QueueService(redis, settings, sent)
+    service.add_many(together)
+    redis.zadd(service.queues["sync"].layout.key("P"), {str(k): 0 for k in together}, xx=True)
+    broker.push_together(together)
+    for _ in range(2):
+        age_all(service)
+        totals = service.pump(grace=GRACE)
+        assert totals is not None and (totals.scanned, totals.republished) == (1, 0)
+    broker.lose(together[3])  # the message goes, and every key it carried with it
+    sent.clear()
+    age_all(service)
+    totals = service.pump(grace=GRACE)
+    assert totals is not None and totals.republished == len(together)
+    assert sorted(key for key, _ in sent) == sorted(together)
 
 
 def test_a_recently_delivered_message_is_live_but_one_of_a_dead_worker_is_not(
@@ -133,11 +154,13 @@ def test_a_run_holds_its_lock_until_it_ends(redis: Redis, settings: Settings, br
     assert rival.pump(grace=1) is not None
 
 
-def test_message_key_ignores_foreign_and_broken_messages() -> None:
+def test_message_keys_ignores_foreign_and_broken_messages() -> None:
     template = celery_message_template()
     broken = {**template, "body": "not base64 json"}
-    assert message_key(broken) is None
-    assert message_key(json.loads(json.dumps({**template, "headers": {}}))) is None
+    assert message_keys(broken) == []
+    assert message_keys(json.loads(json.dumps({**template, "headers": {}}))) == []
+    no_keys = json.loads(celery_message_keys([], "sync"))
+    assert message_keys(no_keys) == []
 
 
 @pytest.mark.integration

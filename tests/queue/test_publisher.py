@@ -1,0 +1,37 @@
+"""Publishing: the keys of one task and Celery queue share messages."""
+
+from __future__ import annotations
+
+import json
+
+from redis import Redis
+
+from syncflow.config import load_settings
+from syncflow.keys import ObjectKey
+from syncflow.queue.broker import message_keys
+from syncflow.queue.layout import broker_prefix
+from syncflow.tasks import KEYS_PER_MESSAGE, CeleryPublisher, create_app
+from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, unique_agent
+
+
+def test_keys_of_one_task_and_queue_are_packed_into_few_real_messages() -> None:
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    redis = Redis.from_url(REAL_REDIS_URL)
+    syncs = [ObjectKey("sync", "r", "root:ws", "ns", f"obj-{i}") for i in range(KEYS_PER_MESSAGE + 2)]
+    status = ObjectKey("status", "r", "root:ws", "ns", "obj-0")
+    try:
+        messages = [(key, "sync") for key in syncs] + [(status, "status"), (syncs[0], "sync-bulk")]
+        CeleryPublisher(create_app(settings))(messages)
+        prefix = broker_prefix(settings.agent_name)
+        stored = {
+            queue: [message_keys(json.loads(raw)) for raw in reversed(redis.lrange(prefix + queue, 0, -1))]
+            for queue in ("sync", "status", "sync-bulk")
+        }
+    finally:
+        delete_agent_keys(redis, settings.agent_name)
+        redis.close()
+    assert stored == {
+        "sync": [syncs[:KEYS_PER_MESSAGE], syncs[KEYS_PER_MESSAGE:]],
+        "status": [[status]],
+        "sync-bulk": [[syncs[0]]],
+    }
