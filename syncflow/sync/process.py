@@ -22,6 +22,8 @@ from syncflow.health import HealthServer
 from syncflow.keys import ObjectKey
 from syncflow.kube.leader import LeaderElector
 from syncflow.logs import configure_logging, log_event
+from syncflow.queue.linger import LingeringPublisher
+from syncflow.queue.service import QueueService
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -46,7 +48,10 @@ class WatchProcess:
     def __init__(self, settings: Settings, lease_client: ApiClient, make_watcher: WatcherFactory) -> None:
         self.settings = settings
         configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
-        self.queue = tasks.runtime.service  # bound to ``settings`` by the caller
+        service = tasks.runtime.service  # bound to ``settings`` by the caller
+        # Events come one by one: the keys of a burst share messages (syncflow.queue.linger).
+        self.publisher = LingeringPublisher(service.publisher)
+        self.queue = QueueService(service.redis, settings, self.publisher, service.broker)
         self.make_watcher = make_watcher
         self.identity = f"{settings.qualified_agent_name}_{socket.gethostname()}_{os.getpid()}"
         self.elector = LeaderElector(
@@ -121,6 +126,7 @@ class WatchProcess:
                 self.stop.wait()
         finally:
             self._stop_term()
+            self.publisher.close()
             if health is not None:
                 health.stop()
             if metrics is not None:

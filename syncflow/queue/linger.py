@@ -1,0 +1,105 @@
+"""Publishing for a process that publishes key by key, as a watch does event by event.
+
+A key published after a quiet spell goes out at once. Keys that follow within ``LINGER`` of a send
+wait, at most ``LINGER``, and go out together: the publisher then packs them into few messages
+(``syncflow.tasks.CeleryPublisher``), so a burst of events costs a few broker messages, not one
+each. At most ``MAX_HELD`` messages wait; a full buffer is sent at once by the caller.
+
+A send that fails on the background thread is logged and dropped: its keys are already pending in
+the queue, and the pump republishes a key whose message a broker scan proves missing (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Sequence
+
+from syncflow.keys import ObjectKey
+from syncflow.logs import log_event
+from syncflow.neterrors import describe
+from syncflow.queue.service import Publisher
+
+logger = logging.getLogger("syncflow.publish")
+
+LINGER = 0.005
+"""Seconds a key may wait for others to share its message (only within a burst)."""
+MAX_HELD = 10_000
+"""Messages held at most; a full buffer is sent at once."""
+
+
+class LingeringPublisher:
+    """A ``Publisher`` that lets the keys of a burst share messages (see the module docstring)."""
+
+    def __init__(self, publisher: Publisher, linger: float = LINGER, limit: int = MAX_HELD) -> None:
+        self.publisher = publisher
+        self.linger = linger
+        self.limit = limit
+        self._held: list[tuple[ObjectKey, str]] = []
+        self._due = 0.0
+        self._last_send = -math.inf
+        self._closed = False
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        with self._changed:
+            now = time.monotonic()
+            if self._closed or (not self._held and now - self._last_send >= self.linger):
+                self._last_send = now
+                send_now = list(messages)
+            else:
+                if not self._held:
+                    self._due = self._last_send + self.linger
+                self._held.extend(messages)
+                send_now = self._take(now) if len(self._held) >= self.limit else []
+                self._start()
+                self._changed.notify()
+        if send_now:
+            self.publisher(send_now)  # on the caller's thread: its errors are the caller's
+
+    def close(self) -> None:
+        """Send what is held and stop the background thread."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout=30)
+
+    def _take(self, now: float) -> list[tuple[ObjectKey, str]]:
+        taken, self._held = self._held, []
+        self._last_send = now
+        return taken
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="lingering-publisher", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while (batch := self._next_batch()) is not None:
+            try:
+                self.publisher(batch)
+            except Exception as exc:
+                log_event(
+                    logger,
+                    "publish.failed",
+                    level=logging.WARNING,
+                    key=str(batch[0][0]),
+                    keys=len(batch),
+                    error=f"{type(exc).__name__}: {describe(exc)}",
+                )
+
+    def _next_batch(self) -> list[tuple[ObjectKey, str]] | None:
+        """Wait until held messages are due (or closing); None once closed with nothing held."""
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                if self._held and (self._closed or now >= self._due):
+                    return self._take(now)
+                if self._closed:
+                    return None
+                self._changed.wait(self._due - now if self._held else None)

@@ -1,0 +1,101 @@
+"""The watch's publisher: a quiet key goes at once, a burst shares messages, nothing is lost."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from syncflow.keys import ObjectKey
+from syncflow.queue.linger import LingeringPublisher
+from tests.support.waiting import wait_for
+
+KEYS = [ObjectKey("sync", "r", "root:ws", "ns", f"obj-{i}") for i in range(50)]
+
+
+class Calls:
+    """A publisher recording each call (and the thread it came on); it fails while ``failing``."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[ObjectKey]] = []
+        self.threads: list[str] = []
+        self.failing = False
+        self.lock = threading.Lock()
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        if self.failing:
+            raise ConnectionError("broker down")
+        with self.lock:
+            self.calls.append([key for key, _ in messages])
+            self.threads.append(threading.current_thread().name)
+
+    def keys(self) -> list[ObjectKey]:
+        with self.lock:
+            return [key for call in self.calls for key in call]
+
+
+def test_a_key_after_a_quiet_spell_is_sent_at_once_on_the_callers_thread() -> None:
+    calls = Calls()
+    publisher = LingeringPublisher(calls, linger=60)
+    publisher([(KEYS[0], "sync")])
+    assert calls.calls == [[KEYS[0]]] and calls.threads == [threading.current_thread().name]
+    publisher.close()
+
+
+def test_a_burst_shares_a_few_sends_and_loses_no_key() -> None:
+    calls = Calls()
+    publisher = LingeringPublisher(calls, linger=0.2)
+    for key in KEYS:
+        publisher([(key, "sync")])
+    wait_for(lambda: len(calls.keys()) == len(KEYS), timeout=5, what="every key sent")
+    assert calls.keys() == KEYS, "each key once, in order"
+    assert len(calls.calls) == 2, "the first at once, the rest of the burst together"
+    publisher.close()
+
+
+def test_a_full_buffer_is_sent_by_the_caller() -> None:
+    calls = Calls()
+    publisher = LingeringPublisher(calls, linger=60, limit=10)
+    for key in KEYS[:11]:
+        publisher([(key, "sync")])
+    assert calls.calls == [[KEYS[0]], KEYS[1:11]], "held keys wait no longer than the buffer has room"
+    publisher.close()
+
+
+def test_close_sends_what_is_held() -> None:
+    calls = Calls()
+    publisher = LingeringPublisher(calls, linger=60)
+    publisher([(KEYS[0], "sync")])
+    publisher([(KEYS[1], "sync")])
+    assert calls.keys() == [KEYS[0]]
+    started = time.monotonic()
+    publisher.close()
+    assert calls.keys() == KEYS[:2] and time.monotonic() - started < 10
+    publisher([(KEYS[2], "sync")])  # after close: at once
+    assert calls.keys() == KEYS[:3]
+
+
+def test_a_failed_background_send_is_logged_and_the_next_ones_still_go(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls = Calls()
+    publisher = LingeringPublisher(calls, linger=0.05)
+    publisher([(KEYS[0], "sync")])
+    calls.failing = True
+    with caplog.at_level(logging.WARNING, logger="syncflow.publish"):
+        publisher([(KEYS[1], "sync")])  # held, then its send fails on the background thread
+
+        def failure_logged() -> bool:
+            return any(r.getMessage() == "publish.failed" for r in caplog.records)
+
+        wait_for(failure_logged, timeout=5, what="the failed send's log line")
+    [record] = [r for r in caplog.records if r.getMessage() == "publish.failed"]
+    fields = record.syncflow_fields  # type: ignore[attr-defined]
+    assert fields["key"] == str(KEYS[1]) and fields["keys"] == 1 and "broker down" in fields["error"]
+    calls.failing = False
+    publisher([(KEYS[2], "sync")])
+    publisher.close()
+    assert calls.keys() == [KEYS[0], KEYS[2]]
