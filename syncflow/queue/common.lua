@@ -6,12 +6,13 @@
 -- errors and expired leases, never transient ones), C cause of a failing key, CX index of causes
 -- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range),
 -- LT events that came while a key was leased ("<origin>=<rv>" lines, or "*" for any other), SN the
--- newest watch snapshot of a sync key's source object (syncflow.snapshots), then
--- the agent's own writes, shared by its queues: OW origin -> resourceVersion, OX origin by expiry.
+-- newest watch snapshot of a sync key's source object (syncflow.snapshots), then what the agent's
+-- queues share: its own writes (OW origin -> resourceVersion, OX origin by expiry) and its rule
+-- registry RULES (rule name -> entry, written by the watcher).
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
-local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, OW, OX =
+local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, OW, OX, RULES =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11],
-  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
 
 local MAX_LEASED_EVENTS = 2048 -- bytes of LT per key; past it the key is simply dirty ("*")
 

@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from syncflow import echoes, snapshots
+from syncflow import echoes, ruleentries, snapshots
 from syncflow.deadline import deadline
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
@@ -104,10 +104,10 @@ def run_keyed(
         log_event(logger, "task.invalid_key", level=logging.ERROR, key=raw_key, error=str(exc))
         return RunReport("invalid-key")
     queue = service.queue_for(key)
-    claim, snapshot = queue.take(key, token)
-    if claim is not Claim.CLAIMED:
-        log_event(logger, "task.skipped", level=logging.DEBUG, key=raw_key, reason=claim.value)
-        return RunReport(claim.value)
+    taken = queue.take(key, token)
+    if taken.claim is not Claim.CLAIMED:
+        log_event(logger, "task.skipped", level=logging.DEBUG, key=raw_key, reason=taken.claim.value)
+        return RunReport(taken.claim.value)
 
     started = time.monotonic()
     error: Exception | None = None
@@ -115,7 +115,8 @@ def run_keyed(
         renewer.hold(queue, key, token),
         deadline(service.settings.task_time_limit * REQUEST_SHARE if request_time is None else request_time),
         echoes.collect() as own_writes,
-        snapshots.delivered(snapshot),
+        snapshots.delivered(taken.snapshot),
+        ruleentries.delivered(key.rule, taken.rule_entry),
     ):
         try:
             handler(key)

@@ -22,8 +22,9 @@ CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
 
 # Order matters: the Lua prelude (common.lua) reads KEYS in this order, then the shared ones.
 STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX", "LT", "SN")
-SHARED_STRUCTURES = ("own", "own-expiry")
-"""The agent's own writes (syncflow.echoes), shared by its queues: an echo lands on any queue."""
+SHARED_STRUCTURES = ("own", "own-expiry", "rules")
+"""Shared by the agent's queues: its own writes (syncflow.echoes: an echo lands on any queue) and its
+rule registry (syncflow.sync.registry), which a claim reads for the key's rule."""
 
 
 def agent_prefix(agent: str) -> str:
@@ -72,6 +73,11 @@ class QueueLayout:
     def keys(self) -> list[str]:
         """All structures, in the order the scripts expect them."""
         return [self.key(s) for s in (*STRUCTURES, *SHARED_STRUCTURES)]
+
+
+def registry_key(agent: str) -> str:
+    """The agent's rule registry (a hash by rule name), in the slot of its queues."""
+    return QueueLayout(agent, "").key("rules")
 
 
 def budget_key(agent: str, endpoint: str) -> str:

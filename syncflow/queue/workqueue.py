@@ -45,6 +45,16 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True)
+class Taken:
+    """A claim and what it handed over: the key's snapshot (``syncflow.snapshots``) and its rule's
+    registry entry (``syncflow.ruleentries``), each "" for none."""
+
+    claim: Claim
+    snapshot: str = ""
+    rule_entry: str = ""
+
+
+@dataclass(frozen=True)
 class DoneResult:
     """What ``done`` did: state is lost, done, delayed, backoff, parked or requeued."""
 
@@ -145,12 +155,12 @@ class WorkQueue:
 
     def claim(self, key: ObjectKey, token: str) -> Claim:
         """Take the key's lease at task start, if this message is the one to process it."""
-        return self.take(key, token)[0]
+        return self.take(key, token).claim
 
-    def take(self, key: ObjectKey, token: str) -> tuple[Claim, str]:
-        """``claim``, with the key's snapshot (``syncflow.snapshots``; "" for none) when claimed."""
-        state, snapshot = self._scripts.claim(self._keys, [str(key), token, self._lease_ms])
-        return Claim(_text(state)), _text(snapshot)
+    def take(self, key: ObjectKey, token: str) -> Taken:
+        """``claim``, with what the queue holds for the key when claimed (one round trip)."""
+        state, snapshot, rule = self._scripts.claim(self._keys, [str(key), token, self._lease_ms, key.rule])
+        return Taken(Claim(_text(state)), _text(snapshot), _text(rule))
 
     def owner(self, key: ObjectKey) -> str | None:
         """The token of the task holding the key's lease (expired or not), or None."""

@@ -17,7 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from redis import Redis
 
-from syncflow.queue.layout import agent_prefix
+from syncflow import ruleentries
+from syncflow.queue.layout import registry_key
 from syncflow.sync.rule import SyncRule
 
 TOMBSTONE_TTL = 24 * 3600.0
@@ -50,16 +51,12 @@ class RuleEntry(BaseModel):
 UNKNOWN = RuleEntry.pending("the watcher has not published this rule (yet)")
 
 
-def _registry_key(agent: str) -> str:
-    return f"{agent_prefix(agent)}rules"
-
-
 class RuleRegistry:
     """Reads and writes one agent's rule registry."""
 
     def __init__(self, redis: Redis, agent: str) -> None:
         self.redis = redis
-        self.key = _registry_key(agent)
+        self.key = registry_key(agent)
         self._parsed: dict[bytes | str, RuleEntry] = {}
         self._published: dict[str, RuleEntry] | None = None
 
@@ -67,9 +64,11 @@ class RuleRegistry:
 
     def lookup(self, name: str) -> RuleEntry:
         """The current entry of rule ``name`` (read every time: a task never works with a rule that has
-        changed since, e.g. a selector that now selects what it skipped)."""
-        raw = self.redis.hget(self.key, name)
-        if raw is None:
+        changed since, e.g. a selector that now selects what it skipped). A task's first lookup of its
+        key's rule takes the entry its claim read a moment before (``syncflow.ruleentries``)."""
+        delivered, handed = ruleentries.take(name)
+        raw: bytes | str | None = handed if delivered else self.redis.hget(self.key, name)
+        if not raw:
             return UNKNOWN
         entry = self._parsed.get(raw)
         if entry is None:

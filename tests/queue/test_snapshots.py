@@ -32,7 +32,8 @@ def q(service: QueueService) -> WorkQueue:
 
 
 def delivered(service: QueueService, key: ObjectKey = KEY) -> snapshots.Snapshot | None:
-    state, encoded = q(service).take(key, "t")
+    taken = q(service).take(key, "t")
+    state, encoded = taken.claim, taken.snapshot
     assert state is Claim.CLAIMED
     with snapshots.delivered(encoded):
         snapshot = snapshots.current()
@@ -46,7 +47,7 @@ def test_the_claim_hands_out_the_newest_snapshot_once_without_managed_fields(ser
     assert delivered(service) == snapshots.Snapshot("kcp", obj("2"))
     service.add(KEY)
     assert delivered(service) is None, "taken by the first claim"
-    assert q(service).take(RELATED, "r") == (Claim.CLAIMED, ""), "only sync keys keep one"
+    assert q(service).take(RELATED, "r").snapshot == "", "only sync keys keep one"
 
 
 @pytest.mark.parametrize("later", ["deletion", "plain add"])
@@ -78,7 +79,8 @@ def test_snapshots_are_bounded_in_size_and_number(
 
 def test_an_event_while_the_key_runs_leaves_its_snapshot_for_the_next_run(service: QueueService) -> None:
     seen(service, KEY, source=obj("1"))
-    state, encoded = q(service).take(KEY, "t1")
+    taken = q(service).take(KEY, "t1")
+    state, encoded = taken.claim, taken.snapshot
     seen(service, KEY, source=obj("2"))
     result = q(service).done(KEY, "t1", Outcome.OK)
     assert (state, result.state) == (Claim.CLAIMED, "requeued") and '"1"' in encoded

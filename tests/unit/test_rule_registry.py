@@ -6,9 +6,12 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
+from syncflow import ruleentries
+from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import TransientError
-from syncflow.sync.registry import RuleEntry, RuleRegistry
+from syncflow.queue.service import QueueService
+from syncflow.sync.registry import UNKNOWN, RuleEntry, RuleRegistry
 from syncflow.sync.rule import Resource, Side, SyncRule
 from syncflow.sync.worker import RuleWorker
 
@@ -104,3 +107,33 @@ def test_a_gone_rule_ends_its_keys_quietly(redis: fakeredis.FakeRedis) -> None:
     registry.publish({"things": RuleEntry.ready(rule())})
     registry.publish({})
     worker(registry, redis).sync(KEY)  # no exception, no API call: the key ends
+
+
+def test_a_tasks_first_lookup_takes_the_entry_its_claim_read_and_later_ones_read_redis(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    claimed = redis.hget(registry.key, "things")
+    assert isinstance(claimed, bytes)
+    registry.mark_gone("things")  # e.g. released right after the claim
+    with ruleentries.delivered("things", claimed.decode()):
+        assert registry.lookup("other").state == "pending", "another rule's lookup reads Redis"
+        assert registry.lookup("things").state == "ready", "the first lookup costs no round trip"
+        assert registry.lookup("things").state == "gone", "a later one (before a finalizer) reads Redis"
+    with ruleentries.delivered("things", ""):
+        assert registry.lookup("things") == UNKNOWN, "the claim found no entry: pending, never gone"
+    assert registry.lookup("things").state == "gone"
+
+
+def test_the_claim_reads_the_entry_of_the_keys_rule_in_the_same_round_trip() -> None:
+    redis = fakeredis.FakeRedis()
+    settings = load_settings(agent_name="agent")
+    queue = QueueService(redis, settings, lambda messages: None).queues["sync"]
+    RuleRegistry(redis, "agent").publish({"things": RuleEntry.ready(rule())})
+    other = ObjectKey("sync", "unknown-rule", "c1", "default", "a")
+    queue.add(KEY)
+    queue.add(other)
+    taken = queue.take(KEY, "t")
+    assert RuleEntry.model_validate_json(taken.rule_entry).rule == rule()
+    assert queue.take(other, "t").rule_entry == ""
