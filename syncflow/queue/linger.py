@@ -24,7 +24,7 @@ from syncflow.queue.service import Publisher
 
 logger = logging.getLogger("syncflow.publish")
 
-LINGER = 0.005
+LINGER = 0.02
 """Seconds a key may wait for others to share its message (only within a burst)."""
 MAX_HELD = 10_000
 """Messages held at most; a full buffer is sent at once."""
