@@ -699,7 +699,7 @@ def report(
     if backlog:
         lines += [
             f"new object behind a {args.backlog}-key bulk backlog ({args.workers[-1]} workers;"
-            f" {int(backlog['sent'])} messages queued in {backlog['enqueue_s']:.1f} s):",
+            f" {int(backlog['sent'])} keys queued in {backlog['enqueue_s']:.1f} s, several to a message):",
             f"  create -> local copy {backlog['latency'] * 1000:.0f} ms; still queued at that moment:"
             f" {int(backlog['bulk_queued'])} sync-bulk messages, {int(backlog['pending'])} pending sync keys",
         ]
