@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -70,22 +71,34 @@ def agent_settings() -> Iterator[Settings]:
     redis.close()
 
 
+@contextlib.contextmanager
+def worker_watched(
+    settings: Settings, processes_factory: Callable[[Settings], Processes]
+) -> Iterator[tuple[EventLog, QueueService, Processes]]:
+    """An event log listening (as Flower does), a queue service and the processes to start a worker
+    with; all stopped afterwards."""
+    app = create_app(settings)
+    events = EventLog(app)
+    events.thread.start()
+    redis = Redis.from_url(REAL_REDIS_URL)
+    processes = processes_factory(settings)
+    try:
+        assert events.listening.wait(10)
+        yield events, QueueService(redis, settings, CeleryPublisher(app)), processes
+    finally:
+        events.stop()
+        processes.stop_all()
+        redis.close()
+
+
 def test_housekeeping_tasks_send_no_task_events(
     agent_settings: Settings, processes_factory: Callable[[Settings], Processes]
 ) -> None:
     assert {"syncflow.pump", "syncflow.resync"} <= housekeeping_tasks(BEAT_SCHEDULE)
-    app = create_app(agent_settings)
-    events = EventLog(app)
-    events.thread.start()
-    redis = Redis.from_url(REAL_REDIS_URL)
-    processes = processes_factory(agent_settings)
-    try:
-        assert events.listening.wait(10)
+    with worker_watched(agent_settings, processes_factory) as (events, service, processes):
         processes.worker()
         processes.beat()
-        service = QueueService(redis, agent_settings, CeleryPublisher(app))
-        key = ObjectKey.parse("rec/r/c/ns/visible")
-        service.add(key)
+        service.add(ObjectKey.parse("rec/r/c/ns/visible"))
         wait_for(
             lambda: "syncflow.rec" in events.task_names().values(),
             timeout=60,
@@ -95,7 +108,7 @@ def test_housekeeping_tasks_send_no_task_events(
         runs: set[bytes] = set()
 
         def pumped_three_times() -> bool:
-            if (value := redis.get(last_run)) is not None:
+            if (value := service.redis.get(last_run)) is not None:
                 runs.add(value)
             return len(runs) >= 3
 
@@ -105,10 +118,6 @@ def test_housekeeping_tasks_send_no_task_events(
             timeout=30,
             what="the keyed task's task-succeeded event",
         )
-    finally:
-        events.stop()
-        processes.stop_all()
-        redis.close()
     names = events.task_names()
     seen = sorted({e["type"] for e in events.events})
     assert set(names.values()) == {"syncflow.rec"}, seen
@@ -121,15 +130,8 @@ def test_task_events_are_sent_in_batches_and_none_is_lost(
 ) -> None:
     """A busy worker sends its task events a few to a broker message, and Flower still sees each
     task received, started and succeeded."""
-    app = create_app(agent_settings)
-    events = EventLog(app)
-    events.thread.start()
-    redis = Redis.from_url(REAL_REDIS_URL)
-    processes = processes_factory(agent_settings)
     keys = [ObjectKey.parse(f"rec/r/c/ns/batch-{i}") for i in range(40)]
-    try:
-        assert events.listening.wait(10)
-        service = QueueService(redis, agent_settings, CeleryPublisher(app))
+    with worker_watched(agent_settings, processes_factory) as (events, service, processes):
         for key in keys:
             service.add(key)  # a message each
         processes.worker()
@@ -139,10 +141,6 @@ def test_task_events_are_sent_in_batches_and_none_is_lost(
             return len(done) >= len(keys)
 
         wait_for(every_task_succeeded, timeout=60, what=lambda: f"40 tasks succeeded:\n{processes.logs()}")
-    finally:
-        events.stop()
-        processes.stop_all()
-        redis.close()
     by_type: dict[str, set[str]] = {}
     for event in events.events:
         by_type.setdefault(event["type"], set()).add(event.get("uuid", ""))
@@ -157,25 +155,15 @@ def test_a_task_shows_each_key_of_its_message(
 ) -> None:
     """Keys published together share a task; Flower lists it with every key as an argument and its
     result says how each key went."""
-    app = create_app(agent_settings)
-    events = EventLog(app)
-    events.thread.start()
-    redis = Redis.from_url(REAL_REDIS_URL)
-    processes = processes_factory(agent_settings)
     keys = [ObjectKey.parse(f"rec/r/c/ns/together-{i}") for i in range(3)]
-    try:
-        assert events.listening.wait(10)
-        QueueService(redis, agent_settings, CeleryPublisher(app)).add_many(keys)
+    with worker_watched(agent_settings, processes_factory) as (events, service, processes):
+        service.add_many(keys)
         processes.worker()
         wait_for(
             lambda: any(e["type"] == "task-succeeded" for e in list(events.events)),
             timeout=60,
             what=lambda: f"the task's task-succeeded event:\n{processes.logs()}",
         )
-    finally:
-        events.stop()
-        processes.stop_all()
-        redis.close()
     [received] = [e for e in events.events if e["type"] == "task-received"]
     [succeeded] = [e for e in events.events if e["type"] == "task-succeeded"]
     assert all(repr(str(key)) in received["args"] for key in keys), received["args"]
