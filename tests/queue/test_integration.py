@@ -47,7 +47,7 @@ def test_event_storm_never_overlaps_a_key_and_processes_every_last_add(
 def accepted_task_pid(live: Live, key: ObjectKey) -> int | None:
     """The pool process that the worker knows runs ``key`` (so that its loss is detected)."""
     replies = create_app(live.settings).control.inspect(timeout=1, limit=1).active() or {}
-    running = [t for tasks in replies.values() for t in tasks if t["args"] == [str(key)]]
+    running = [t for tasks in replies.values() for t in tasks if str(key) in t["args"]]
     return next((t["worker_pid"] for t in running if t.get("worker_pid")), None)
 
 
@@ -75,6 +75,53 @@ def test_sigkill_of_a_pool_process_completes_every_key(make_live: Callable[..., 
     # The killed run's lease ran out and the pump requeued its key.
     assert live.service.queues["sync"].counters().get("expired", 0) >= 1
     assert worker.poll() is None
+
+
+def test_sigkill_in_the_middle_of_a_message_completes_every_key_it_carried(
+    make_live: Callable[..., Live],
+) -> None:
+    live = make_live()
+    live.processes.worker()
+    live.processes.beat()
+    keys = [ObjectKey("rec", "crash-message", "root:ws", "default", f"obj-{i}") for i in range(4)]
+    victim = keys[1]
+    live.redis.set(live.data(f"delay:{victim}"), 1.5)  # below the 2 s time limit
+    for key in keys:
+        live.redis.incr(live.data(f"ver:{key}"))
+    live.service.add_many(keys)  # one message carries the four keys
+
+    child = wait_for(lambda: accepted_task_pid(live, victim), timeout=30, what="the message to be running")
+    wait_for(lambda: any(r.end is None for r in live.runs(victim)), timeout=30, what="the victim's run")
+    os.kill(child, signal.SIGKILL)
+    killed_at = time.time_ns()
+
+    wait_for(
+        lambda: all(live.caught_up(k) for k in keys) and live.idle(), timeout=60, what="all keys processed"
+    )
+    for key in keys:
+        assert_never_overlaps(live, key, killed_at)
+    assert len(live.runs(keys[0])) == 1, "the key done before the kill is not run again"
+    assert live.service.queues["sync"].counters().get("expired", 0) >= 1, "the victim's lease expired"
+
+
+def test_a_hard_time_limit_in_a_message_backs_off_its_key_and_runs_the_others(
+    make_live: Callable[..., Live],
+) -> None:
+    live = make_live(max_attempts=2)
+    live.processes.worker()
+    live.processes.beat()
+    first, stuck, last = (ObjectKey("hang", "limits", "root:ws", "", n) for n in ("first", "stuck", "last"))
+    live.service.add_many([first, stuck, last])  # one message: the second key hangs
+    wait_for(
+        lambda: attempts(live, last) >= 1 and attempts(live, stuck) >= 2,
+        timeout=90,
+        what=lambda: "the last key run, the stuck one retried\n" + live.processes.logs(),
+    )
+    queue = live.service.queues["sync"]
+    assert attempts(live, first) == 1 and attempts(live, last) == 1
+    failure = queue.failure(stuck)
+    assert failure is not None and failure.error["type"] == "TimeLimitExceeded"
+    assert not queue.is_parked(stuck) and queue.failure(first) is None and queue.failure(last) is None
 
 
 def test_reject_on_worker_lost_redelivers_the_message_of_a_killed_process(
