@@ -64,17 +64,21 @@ def test_sigkill_of_a_pool_process_completes_every_key(make_live: Callable[..., 
 
     child = wait_for(lambda: accepted_task_pid(live, victim), timeout=30, what="the victim to be running")
     assert child != worker.pid
+    kill_and_finish(live, child, keys)
+    assert worker.poll() is None
+
+
+def kill_and_finish(live: Live, child: int, keys: list[ObjectKey]) -> None:
+    """SIGKILL the pool process ``child``; then every key completes, no two runs of a key overlap, and
+    the killed run's lease ran out (the pump requeued its key)."""
     os.kill(child, signal.SIGKILL)
     killed_at = time.time_ns()
-
     wait_for(
         lambda: all(live.caught_up(k) for k in keys) and live.idle(), timeout=60, what="all keys processed"
     )
-    for other in keys:
-        assert_never_overlaps(live, other, killed_at)
-    # The killed run's lease ran out and the pump requeued its key.
+    for key in keys:
+        assert_never_overlaps(live, key, killed_at)
     assert live.service.queues["sync"].counters().get("expired", 0) >= 1
-    assert worker.poll() is None
 
 
 def test_sigkill_in_the_middle_of_a_message_completes_every_key_it_carried(
@@ -92,16 +96,8 @@ def test_sigkill_in_the_middle_of_a_message_completes_every_key_it_carried(
 
     child = wait_for(lambda: accepted_task_pid(live, victim), timeout=30, what="the message to be running")
     wait_for(lambda: any(r.end is None for r in live.runs(victim)), timeout=30, what="the victim's run")
-    os.kill(child, signal.SIGKILL)
-    killed_at = time.time_ns()
-
-    wait_for(
-        lambda: all(live.caught_up(k) for k in keys) and live.idle(), timeout=60, what="all keys processed"
-    )
-    for key in keys:
-        assert_never_overlaps(live, key, killed_at)
+    kill_and_finish(live, child, keys)
     assert len(live.runs(keys[0])) == 1, "the key done before the kill is not run again"
-    assert live.service.queues["sync"].counters().get("expired", 0) >= 1, "the victim's lease expired"
 
 
 def test_a_hard_time_limit_in_a_message_backs_off_its_key_and_runs_the_others(
