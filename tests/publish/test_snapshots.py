@@ -35,20 +35,30 @@ def test_a_stale_snapshot_fails_its_conditional_finalizer_write_and_changes_noth
     kcp.merge_patch(g.kcp_path(name="s1"), {"spec": {"v": 2}})
     before = g.wait_copy(cluster, "s1", check=lambda c: c["spec"].get("v") == 2)
 
-    key = f"sync/snap/{cluster}/default/s1"
-    runs = len(_done_lines(env, key))
+    key = ObjectKey.parse(f"sync/snap/{cluster}/default/s1")
     settings = load_settings(agent_name=env.agent_name, redis_url=env.agent.env["SYNCFLOW_REDIS_URL"])
     service = QueueService(env.redis, settings, CeleryPublisher(create_app(settings)))
+    queue = service.queues["sync"]
+
+    def idle() -> bool:  # the v2 run is over and nothing more is queued for the key
+        pending = env.redis.zscore(queue.layout.key("P"), str(key)) is not None
+        return queue.owner(key) is None and not pending
+
+    wait_for(idle, timeout=30, what="the key to be idle")
+    runs = len(_done_lines(env, str(key)))
     with snapshots.event_object("kcp", created):  # as if the watch delivered the old ADDED event now
-        service.add(ObjectKey.parse(key))
+        service.add(key)
 
-    def settled() -> bool:
-        outcomes = [line for line in _done_lines(env, key)[runs:] if "outcome=" in line]
-        return len(outcomes) >= 2 and "outcome=ok" in outcomes[-1]
+    def stale_then_retried() -> bool:
+        outcomes = [line for line in _done_lines(env, str(key))[runs:] if "outcome=" in line]
+        stale = [i for i, line in enumerate(outcomes) if "outcome=transient" in line and "409" in line]
+        return bool(stale) and any("outcome=ok" in line for line in outcomes[stale[0] + 1 :])
 
-    wait_for(settled, timeout=60, what=lambda: f"the stale run and its retry of {key}\n{env.agent.logs()}")
-    stale_run = _done_lines(env, key)[runs]
-    assert "outcome=transient" in stale_run and "409" in stale_run, stale_run
+    wait_for(
+        stale_then_retried,
+        timeout=60,
+        what=lambda: f"a 409 from the stale snapshot, then a good run of {key}\n{env.agent.logs()}",
+    )
     after = g.copy_of(cluster, "s1")
     assert after is not None and after["spec"]["v"] == 2
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"], "no write at all"
