@@ -4,9 +4,11 @@ A source object whose copy is missing, that is being deleted while its copy is s
 content drifted from the last-applied state (an event was missed), and a copy whose source object is
 not listed (a possible orphan), get a key in the bulk lane. The sync task then decides with a direct
 GET: an orphan's copy is deleted only if that GET confirms the source object is gone, never on the
-strength of this list. Each rule is resynced every ``resync_period`` with ±10% jitter, so resyncs of
-many rules spread out; beat ticks often and a Redis key per rule says when its next resync is due
-(safe when two beats run).
+strength of this list. A source object without a copy that was created less than the grace before
+the pass (at most :data:`FIRST_SYNC_GRACE`) is left to the sync its creation event queued: listing a
+burst of new objects must not run their keys twice. Each rule is resynced every ``resync_period``
+with ±10% jitter, so resyncs of many rules spread out; beat ticks often and a Redis key per rule says
+when its next resync is due (safe when two beats run).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from redis import Redis
@@ -39,6 +42,25 @@ logger = logging.getLogger("syncflow.resync")
 
 JITTER = 0.1
 PAGE_SIZE = "500"
+FIRST_SYNC_GRACE = 30.0
+"""Seconds, at most, a new source object without a copy is left to its first sync (half the resync
+period when that is shorter)."""
+
+
+def first_sync_grace(period: float) -> float:
+    """How long after its creation a source object without a copy is not resynced, for ``period``."""
+    return min(FIRST_SYNC_GRACE, period / 2)
+
+
+def _created_within(obj: dict[str, Any], seconds: float, now: float) -> bool:
+    """Whether ``obj`` was created less than ``seconds`` before ``now`` (by its creationTimestamp)."""
+    created = obj["metadata"].get("creationTimestamp")
+    if not seconds or not isinstance(created, str):
+        return False
+    try:
+        return now - datetime.fromisoformat(created).timestamp() < seconds
+    except ValueError:
+        return False
 
 
 def _schedule_key(agent: str, rule: str, kind: str) -> str:
@@ -106,30 +128,40 @@ class Listing:
 
 
 def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
-    """List the rule's source objects (its label selector applied by the server) and its copies."""
-    selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
-    sources = {
-        source_ref(rule, ObjectRef.of(obj)): obj
-        for api in endpoints.everywhere(rule.source.endpoint)
-        for obj in list_all(api, rule.source.resource.path(), **selector)
-    }
+    """List the rule's copies, then its source objects (its label selector applied by the server).
+
+    Copies first: a copy's source object existed when the copy was listed, so a copy whose source is
+    not listed after it is one whose source went; listed the other way round, every object created
+    and synced between the two lists would look like an orphan."""
     target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
     copies = {
         owner: obj
         for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
         if (owner := owner_ref(obj)) is not None
     }
+    selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
+    sources = {
+        source_ref(rule, ObjectRef.of(obj)): obj
+        for api in endpoints.everywhere(rule.source.endpoint)
+        for obj in list_all(api, rule.source.resource.path(), **selector)
+    }
     return Listing(sources, copies)
 
 
 def keys_needing_work(
-    rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None
+    rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None, grace: float = 0.0
 ) -> set[ObjectKey]:
-    """Keys of source objects without a copy, being deleted or drifted from their state, and of copies
-    whose source object was not listed (possible orphans); with related resources, also the ``related``
-    keys of objects without a copy (they wait for it) or without an entry in the related index."""
+    """Keys of source objects without a copy (created at least ``grace`` seconds ago), being deleted or
+    drifted from their state, and of copies whose source object was not listed (possible orphans); with
+    related resources, also the ``related`` keys of objects without a copy (they wait for it) or without
+    an entry in the related index."""
     listing = list_sides(rule, endpoints)
-    listed, copies = set(listing.sources), listing.copies
+    listed, copies, now = set(listing.sources), listing.copies, time.time()
+    missing = {
+        ref
+        for ref, obj in listing.sources.items()
+        if ref not in copies and not _created_within(obj, grace, now)
+    }
     drifted: set[ObjectRef] = set()
     if rule.state_namespace is not None:
         target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
@@ -146,10 +178,10 @@ def keys_needing_work(
     deleting = {ref for ref, obj in listing.sources.items() if obj["metadata"].get("deletionTimestamp")}
     keys = {
         key_for(SYNC, rule, ref)
-        for ref in (listed - copies.keys()) | (copies.keys() - listed) | (deleting & copies.keys()) | drifted
+        for ref in missing | (copies.keys() - listed) | (deleting & copies.keys()) | drifted
     }
     if rule.related and index is not None:
-        keys.update(key_for(RELATED, rule, ref) for ref in listed - copies.keys())
+        keys.update(key_for(RELATED, rule, ref) for ref in missing)
         keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
     return keys
 

@@ -62,9 +62,6 @@ class RuleWorker:
     def _index(self, rule: SyncRule) -> RelatedIndex:
         return RelatedIndex(self.registry.redis, rule.agent)
 
-    def _find_work(self, rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-        return resync_mod.keys_needing_work(rule, endpoints, self._index(rule))
-
     def _sync(self, rule: SyncRule) -> Sync:
         name = rule.name
         release = functools.partial(release_related, self._index(rule)) if rule.related else None
@@ -127,14 +124,14 @@ class RuleWorker:
             if rule.watch_source and resync_mod.due(redis, agent, rule.name, period, claim)
         ]
 
+        def find_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+            grace = resync_mod.first_sync_grace(period)
+            return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), grace)
+
         def finished(rule: SyncRule) -> None:
             resync_mod.schedule_next(redis, agent, rule.name, period)
 
-        return (
-            resync_mod.resync(rules, self.endpoints, enqueue, self._find_work, finished=finished)
-            if rules
-            else 0
-        )
+        return resync_mod.resync(rules, self.endpoints, enqueue, find_work, finished=finished) if rules else 0
 
     def status_poll(self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue) -> int:
         """Enqueue status keys of copies whose status the source does not show yet (the fallback when
