@@ -16,7 +16,9 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
    process (kcp create, finalizer patch, namespace create once per namespace, local create,
-   state-Secret create), 8 concurrent clients.
+   state-Secret create), 8 concurrent clients; ``--baseline-clients 1,2,4,8`` runs it once per client
+   count, each on a fresh stack, and prints the bare script's own scale-out beside syncflow's (a
+   ceiling for as many pool processes: what the API servers and this machine allow that concurrency).
 
 ``--latency 20ms`` makes both devclusters answer every API request 20 ms late, like remote API
 servers. The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
@@ -400,9 +402,14 @@ class Bench:
             )
 
     async def create_all(
-        self, names: list[str], run: str, per_object: Callable[[str, int], Awaitable[None]] | None = None
+        self,
+        names: list[str],
+        run: str,
+        per_object: Callable[[str, int], Awaitable[None]] | None = None,
+        clients: int = 8,
     ) -> dict[str, float]:
-        """Create ``names`` in kcp (round-robin over workspaces) with 8 clients; returns create times."""
+        """Create ``names`` in kcp (round-robin over workspaces) with ``clients`` concurrent clients;
+        returns create times."""
         created: dict[str, float] = {}
         pending = list(enumerate(names))[::-1]
 
@@ -416,7 +423,7 @@ class Bench:
                 if per_object is not None:
                     await per_object(name, i % len(self.teams))
 
-        await asyncio.gather(*(client() for _ in range(8)))
+        await asyncio.gather(*(client() for _ in range(clients)))
         return created
 
     async def watch_copies(
@@ -530,9 +537,10 @@ class Bench:
             "pending": pending,
         }
 
-    async def baseline(self, objects: int) -> dict[str, float]:
-        """The writes the sync semantics need, done directly: kcp create, the finalizer patch in kcp,
-        namespace create once per namespace, local create, state-Secret create."""
+    async def baseline(self, objects: int, clients: int = 8) -> dict[str, float]:
+        """The writes the sync semantics need, done directly by ``clients`` concurrent clients: kcp
+        create, the finalizer patch in kcp, namespace create once per namespace, local create,
+        state-Secret create."""
         namespaces: dict[str, asyncio.Lock] = {c: asyncio.Lock() for c in self.clusters}
         made: set[str] = set()
         before = (await self.kcp.counts()).total() + (await self.service.counts()).total()
@@ -566,7 +574,7 @@ class Bench:
             await copy(name, team)
 
         started = time.perf_counter()
-        await self.create_all([f"base-{i}" for i in range(objects)], "base", timed)
+        await self.create_all([f"base-{i}" for i in range(objects)], "base", timed, clients)
         elapsed = time.perf_counter() - started
         calls = (await self.kcp.counts()).total() + (await self.service.counts()).total() - before
         return {
@@ -618,6 +626,7 @@ async def run(args: argparse.Namespace) -> None:
         redis = RoundTrips(provide_redis(redis_stack, None).url, root / "monitor.log")
         runs: dict[int, dict[str, Any]] = {}
         backlog: dict[str, float] = {}
+        bases: dict[int, dict[str, Any]] = {}
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
                 for n in args.workers:
@@ -631,32 +640,34 @@ async def run(args: argparse.Namespace) -> None:
 
                     runs[n] = await one_stack(session, redis, root / f"w{n}", args, measure, n)
                     runs[n]["load"] = load_average(load)
-                load = os.getloadavg()
+                for clients in args.baseline_clients:
+                    load = os.getloadavg()
 
-                async def baseline(bench: Bench) -> dict[str, Any]:
-                    for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
-                        bench.stack.stop(name)
-                    return await bench.baseline(args.objects)
+                    async def baseline(bench: Bench, clients: int = clients) -> dict[str, Any]:
+                        for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
+                            bench.stack.stop(name)
+                        return await bench.baseline(args.objects, clients)
 
-                base = await one_stack(session, redis, root / "base", args, baseline)
-                base["load"] = load_average(load)
+                    bases[clients] = await one_stack(session, redis, root / f"base{clients}", args, baseline)
+                    bases[clients]["load"] = load_average(load)
         finally:
             redis.stop()
             redis_stack.stop()
         for n, counts in redis.windows().items():
             runs[int(n[1:])]["redis"] = counts
-    report(args, runs, backlog, base, time.perf_counter() - began)
+    report(args, runs, backlog, bases, time.perf_counter() - began)
 
 
 def report(
     args: argparse.Namespace,
     runs: dict[int, dict[str, Any]],
     backlog: dict[str, float],
-    base: dict[str, Any],
+    bases: dict[int, dict[str, Any]],
     total_s: float,
 ) -> None:
-    """Print the figures, then the table."""
+    """Print the figures, then the table; ratios are to the baseline with 8 clients (or the most)."""
     objects = args.objects
+    base = bases.get(8) or bases[max(bases)]
     lines = [
         f"{objects} objects over {args.workspaces} workspaces, 8 clients, a fresh stack per run,"
         f" devcluster --latency {args.latency}"
@@ -687,15 +698,15 @@ def report(
                 for k, (rate, cpu_ms) in enumerate(r["steps"])
             ),
         ]
-    lines += [
-        "baseline, the writes done directly (kcp create, finalizer patch, namespace once, local create,"
-        " state Secret), this process, 8 clients"
-        f"  [{base['load']}]:",
-        f"  throughput        {base['rate']:8.1f} obj/s  ({base['elapsed']:.1f} s)",
-        f"  latency           p50 {base['p50']:.0f} ms  p99 {base['p99']:.0f} ms"
-        "  (kcp create response -> local create response)",
-        f"  API requests/obj  {base['calls']:8.2f}",
-    ]
+    for clients, b in bases.items():
+        lines += [
+            "baseline, the writes done directly (kcp create, finalizer patch, namespace once, local create,"
+            f" state Secret), this process, {clients} clients  [{b['load']}]:",
+            f"  throughput        {b['rate']:8.1f} obj/s  ({b['elapsed']:.1f} s)",
+            f"  latency           p50 {b['p50']:.0f} ms  p99 {b['p99']:.0f} ms"
+            "  (kcp create response -> local create response)",
+            f"  API requests/obj  {b['calls']:8.2f}",
+        ]
     if backlog:
         lines += [
             f"new object behind a {args.backlog}-key bulk backlog ({args.workers[-1]} workers;"
@@ -711,8 +722,31 @@ def report(
             f" {r['redis'].total() / objects:13.2f} {r['sync']:9.2f} {r['status']:11.2f}"
             for n, r in runs.items()
         ),
-        f"total run {total_s:.0f} s",
     ]
+    if len(bases) > 1:
+        lines += [
+            "",
+            "scale-out: syncflow by worker processes, the baseline by clients; a baseline with as many"
+            " clients as syncflow has pool processes is that concurrency's ceiling",
+            "workers  slots  obj/s  x prev  baseline with as many clients  ratio",
+        ]
+        previous: float | None = None
+        for n, r in runs.items():
+            slots = n * args.concurrency
+            growth = f"x{r['rate'] / previous:.2f}" if previous else ""
+            same = bases.get(slots)
+            ceiling = f"{same['rate']:29.1f}  {r['rate'] / same['rate']:5.3f}" if same else ""
+            lines.append(f"{n:7d} {slots:6d} {r['rate']:6.1f} {growth:>7s} {ceiling}")
+            previous = r["rate"]
+        rates = list(bases.items())
+        lines.append(
+            "baseline by clients: "
+            + ", ".join(
+                f"{k}: {b['rate']:.1f}" + (f" (x{b['rate'] / rates[i - 1][1]['rate']:.2f})" if i else "")
+                for i, (k, b) in enumerate(rates)
+            )
+        )
+    lines.append(f"total run {total_s:.0f} s")
     print("\n".join(lines))
 
 
@@ -736,6 +770,12 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--qps", type=float, help="request budget per endpoint, burst twice that (default: syncflow's, 200)"
+    )
+    parser.add_argument(
+        "--baseline-clients",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[8],
+        help="baseline client counts, comma-separated (each on a fresh stack; ratios use 8)",
     )
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     parser.add_argument(
