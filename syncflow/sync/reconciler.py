@@ -576,7 +576,7 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     if obj is None or _meta(obj).get("deletionTimestamp"):
         return
     copy = copy if copy is not None else _copy_of_existing(s, key, obj)
-    if copy is None:
+    if copy is None or not may_return_status(s.rule, copy):
         return
     try:
         copy = transforms.mutate_status(s.rule.transforms, copy, _transformed(s, key, obj, copy))
