@@ -244,6 +244,7 @@ def resync() -> int:
         settings.resync_period,
         settings.task_time_limit,
         lambda keys: service.add_many(keys, bulk=True),
+        service.held,
     )
 
 

@@ -9,7 +9,7 @@ from importlib import resources
 from redis import Redis
 from redis.commands.core import Script
 
-_QUEUE_SCRIPTS = ("add", "claim", "renew", "done", "pump", "touch", "replay", "replay_cause")
+_QUEUE_SCRIPTS = ("add", "claim", "renew", "done", "pump", "touch", "replay", "replay_cause", "held")
 
 
 def _source(name: str) -> str:
@@ -28,6 +28,7 @@ class Scripts:
     touch: Script
     replay: Script
     replay_cause: Script
+    held: Script
     budget: Script
 
     @classmethod

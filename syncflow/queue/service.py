@@ -23,6 +23,14 @@ Publisher = Callable[[Sequence[tuple[ObjectKey, str]]], None]
 """Publishes messages for these (key, Celery queue) pairs; a message carries keys only, one or more."""
 
 
+def _by_queue(keys: Iterable[ObjectKey]) -> dict[str, list[ObjectKey]]:
+    """``keys`` grouped by the name of their work queue."""
+    grouped: dict[str, list[ObjectKey]] = defaultdict(list)
+    for key in keys:
+        grouped[queue_of(key.verb)].append(key)
+    return grouped
+
+
 class QueueService:
     """All keyed queues of one agent, and the publisher that sends their messages."""
 
@@ -62,13 +70,15 @@ class QueueService:
 
     def add_many(self, keys: Iterable[ObjectKey], *, bulk: bool = False) -> int:
         """``add`` for many keys, pipelined per queue; returns how many keys were published."""
-        by_queue: dict[str, list[ObjectKey]] = defaultdict(list)
-        for key in keys:
-            by_queue[queue_of(key.verb)].append(key)
         return sum(
             self.publish(name, self.queues[name].add_many(batch, bulk=bulk))
-            for name, batch in by_queue.items()
+            for name, batch in _by_queue(keys).items()
         )
+
+    def held(self, keys: Iterable[ObjectKey]) -> set[ObjectKey]:
+        """Which of ``keys`` their queues hold: pending, leased or backing off (one script call per
+        ``pump_batch`` keys of a queue)."""
+        return {key for name, batch in _by_queue(keys).items() for key in self.queues[name].held(batch)}
 
     def pump(self, grace: float | None = None) -> PumpTotals | None:
         """One bounded pump run over every queue (see ``syncflow.queue.pump``); None if another

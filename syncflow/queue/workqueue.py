@@ -219,6 +219,21 @@ class WorkQueue:
         publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
         return int(taken), publish
 
+    def held(self, keys: Sequence[ObjectKey]) -> list[ObjectKey]:
+        """The keys this queue holds: dirty (pending or waiting for a lease to end), leased or backing
+        off. A parked key is not held. One script call per ``pump_batch`` keys."""
+        step = self._settings.pump_batch
+        return [
+            key
+            for i in range(0, len(keys), step)
+            for key, holds in zip(
+                keys[i : i + step],
+                self._scripts.held(self._keys, list(map(str, keys[i : i + step]))),
+                strict=True,
+            )
+            if holds
+        ]
+
     def stats(self) -> QueueStats:
         """Counts of dirty, pending, leased, delayed and parked keys."""
         k = self.layout.key

@@ -4,11 +4,12 @@ A source object whose copy is missing, that is being deleted while its copy is s
 content drifted from the last-applied state (an event was missed), and a copy whose source object is
 not listed (a possible orphan), get a key in the bulk lane. The sync task then decides with a direct
 GET: an orphan's copy is deleted only if that GET confirms the source object is gone, never on the
-strength of this list. A source object without a copy that was created less than the grace before
-the pass (at most :data:`FIRST_SYNC_GRACE`) is left to the sync its creation event queued: listing a
-burst of new objects must not run their keys twice. Each rule is resynced every ``resync_period``
-with ±10% jitter, so resyncs of many rules spread out; beat ticks often and a Redis key per rule says
-when its next resync is due (safe when two beats run).
+strength of this list. A source object without a copy whose key the queue already holds (pending,
+leased or backing off) is left to that run, and so is one whose copy a second list of the copies
+finds (it was synced while the first lists ran): a resync overlapping a burst of new objects must not
+run their keys twice. A key a Redis wipe lost is neither, so it is enqueued. Each rule is resynced
+every ``resync_period`` with ±10% jitter, so resyncs of many rules spread out; beat ticks often and
+a Redis key per rule says when its next resync is due (safe when two beats run).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from redis import Redis
@@ -42,25 +42,9 @@ logger = logging.getLogger("syncflow.resync")
 
 JITTER = 0.1
 PAGE_SIZE = "500"
-FIRST_SYNC_GRACE = 30.0
-"""Seconds, at most, a new source object without a copy is left to its first sync (half the resync
-period when that is shorter)."""
 
-
-def first_sync_grace(period: float) -> float:
-    """How long after its creation a source object without a copy is not resynced, for ``period``."""
-    return min(FIRST_SYNC_GRACE, period / 2)
-
-
-def _created_within(obj: dict[str, Any], seconds: float, now: float) -> bool:
-    """Whether ``obj`` was created less than ``seconds`` before ``now`` (by its creationTimestamp)."""
-    created = obj["metadata"].get("creationTimestamp")
-    if not seconds or not isinstance(created, str):
-        return False
-    try:
-        return now - datetime.fromisoformat(created).timestamp() < seconds
-    except ValueError:
-        return False
+Held = Callable[[set[ObjectKey]], set[ObjectKey]]
+"""Which of these keys the queue holds (pending, leased or backing off)."""
 
 
 def _schedule_key(agent: str, rule: str, kind: str) -> str:
@@ -127,18 +111,23 @@ class Listing:
     copies: dict[ObjectRef, dict[str, Any]]
 
 
+def list_copies(rule: SyncRule, endpoints: Endpoints) -> dict[ObjectRef, dict[str, Any]]:
+    """The rule's copies on its target, by their source object's ref."""
+    target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
+    return {
+        owner: obj
+        for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
+        if (owner := owner_ref(obj)) is not None
+    }
+
+
 def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
     """List the rule's copies, then its source objects (its label selector applied by the server).
 
     Copies first: a copy's source object existed when the copy was listed, so a copy whose source is
     not listed after it is one whose source went; listed the other way round, every object created
     and synced between the two lists would look like an orphan."""
-    target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
-    copies = {
-        owner: obj
-        for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
-        if (owner := owner_ref(obj)) is not None
-    }
+    copies = list_copies(rule, endpoints)
     selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
     sources = {
         source_ref(rule, ObjectRef.of(obj)): obj
@@ -149,19 +138,18 @@ def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
 
 
 def keys_needing_work(
-    rule: SyncRule, endpoints: Endpoints, index: RelatedIndex | None = None, grace: float = 0.0
+    rule: SyncRule,
+    endpoints: Endpoints,
+    index: RelatedIndex | None = None,
+    held: Held = lambda keys: set(),
 ) -> set[ObjectKey]:
-    """Keys of source objects without a copy (created at least ``grace`` seconds ago), being deleted or
-    drifted from their state, and of copies whose source object was not listed (possible orphans); with
-    related resources, also the ``related`` keys of objects without a copy (they wait for it) or without
-    an entry in the related index."""
+    """Keys of source objects without a copy (unless ``held`` says the queue holds the key, or a second
+    list of the copies finds one), being deleted or drifted from their state, and of copies whose source
+    object was not listed (possible orphans); with related resources, also the ``related`` keys of
+    objects without a copy (they wait for it) or without an entry in the related index."""
     listing = list_sides(rule, endpoints)
-    listed, copies, now = set(listing.sources), listing.copies, time.time()
-    missing = {
-        ref
-        for ref, obj in listing.sources.items()
-        if ref not in copies and not _created_within(obj, grace, now)
-    }
+    listed, copies = set(listing.sources), listing.copies
+    missing = listed - copies.keys()
     drifted: set[ObjectRef] = set()
     if rule.state_namespace is not None:
         target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
@@ -176,14 +164,25 @@ def keys_needing_work(
     # a source being deleted that still has its copy: its deletion event may have been lost (e.g. Redis
     # wiped), and nothing else would ever delete the copy and release the source's finalizer
     deleting = {ref for ref, obj in listing.sources.items() if obj["metadata"].get("deletionTimestamp")}
-    keys = {
-        key_for(SYNC, rule, ref)
-        for ref in missing | (copies.keys() - listed) | (deleting & copies.keys()) | drifted
+    keys = _unattended(rule, endpoints, missing, held) | {
+        key_for(SYNC, rule, ref) for ref in (copies.keys() - listed) | (deleting & copies.keys()) | drifted
     }
     if rule.related and index is not None:
         keys.update(key_for(RELATED, rule, ref) for ref in missing)
         keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
     return keys
+
+
+def _unattended(rule: SyncRule, endpoints: Endpoints, missing: set[ObjectRef], held: Held) -> set[ObjectKey]:
+    """Keys of the source objects in ``missing`` (listed without a copy) that nothing will sync: the
+    queue does not hold them, and a second list of the copies still finds none (no second list when
+    the queue holds them all)."""
+    by_key = {key_for(SYNC, rule, ref): ref for ref in missing}
+    unheld = set(by_key) - held(set(by_key))
+    if not unheld:
+        return unheld
+    copied = list_copies(rule, endpoints)
+    return {key for key in unheld if by_key[key] not in copied}
 
 
 def poll_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:

@@ -115,9 +115,12 @@ class RuleWorker:
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
 
-    def resync(self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue) -> int:
-        """Resync every watched ready rule whose period has come (missing copies, drift, orphans); a
-        rule whose pass does not complete is due again after ``claim`` seconds."""
+    def resync(
+        self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue, held: resync_mod.Held
+    ) -> int:
+        """Resync every watched ready rule whose period has come (missing copies the queue does not
+        already hold, drift, orphans); a rule whose pass does not complete is due again after ``claim``
+        seconds."""
         rules = [
             rule
             for rule in self.registry.ready_rules()
@@ -125,8 +128,7 @@ class RuleWorker:
         ]
 
         def find_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-            grace = resync_mod.first_sync_grace(period)
-            return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), grace)
+            return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), held)
 
         def finished(rule: SyncRule) -> None:
             resync_mod.schedule_next(redis, agent, rule.name, period)

@@ -73,6 +73,28 @@ def test_success_forgets_failures(service: QueueService) -> None:
     assert q(service).failure(KEY) is None
 
 
+def test_held_names_the_keys_a_run_will_come_for(service: QueueService) -> None:
+    """Pending, leased and backing-off keys are held (a resync leaves them be); done, parked and
+    unknown keys are not."""
+    backing_off, parked = (ObjectKey("sync", "certs", "c", "ns", name) for name in ("backing-off", "parked"))
+    service.add_many([KEY, OTHER, backing_off, parked])
+    queue = q(service)
+    queue.claim(OTHER, "a")  # leased
+    queue.claim(backing_off, "b")
+    assert queue.done(backing_off, "b", Outcome.TRANSIENT, error="{}").state == "backoff"
+    queue.claim(parked, "c")
+    assert queue.done(parked, "c", Outcome.PERMANENT, error="{}").state == "parked"
+    done, unknown = (ObjectKey("sync", "certs", "c", "ns", name) for name in ("done", "unknown"))
+    service.add(done)
+    queue.claim(done, "d")
+    queue.done(done, "d", Outcome.OK)
+    everything = [KEY, OTHER, backing_off, parked, done, unknown]
+    assert service.held(everything) == {KEY, OTHER, backing_off}
+    status = ObjectKey("status", "certs", "c", "ns", "web")
+    service.add(status)
+    assert service.held([status, KEY]) == {status, KEY}  # each key asks its own queue
+
+
 def redis_ms(redis: Redis) -> int:
     seconds, micros = redis.time()
     return int(seconds) * 1000 + int(micros) // 1000

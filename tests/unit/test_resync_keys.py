@@ -1,14 +1,12 @@
-"""What a resync pass enqueues: missing copies (not those of objects still on their first sync),
-possible orphans (never a copy synced between the two lists) and deletions."""
+"""What a resync pass enqueues: missing copies (not those whose key the queue already holds), possible
+orphans (never a copy synced between the two lists) and deletions."""
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 from syncflow.keys import ObjectKey
-from syncflow.sync.resync import first_sync_grace, keys_needing_work
+from syncflow.sync.resync import keys_needing_work
 from syncflow.sync.rule import Resource, Side, SyncRule
 
 WIDGETS = Resource(group="example.com", version="v1", plural="widgets", kind="Widget", namespaced=True)
@@ -24,17 +22,12 @@ def rule() -> SyncRule:
     )
 
 
-def stamp(age: float) -> str:
-    return datetime.fromtimestamp(time.time() - age, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def source(name: str, age: float, **metadata: Any) -> dict[str, Any]:
+def source(name: str, **metadata: Any) -> dict[str, Any]:
     return {
         "metadata": {
             "name": name,
             "namespace": "default",
             "annotations": {"kcp.io/cluster": "ws1"},
-            "creationTimestamp": stamp(age),
             **metadata,
         }
     }
@@ -55,10 +48,17 @@ def copy_of(name: str) -> dict[str, Any]:
 
 
 class Lists:
-    """Both API servers as one: each GET answers a collection and is recorded as ``endpoint path``."""
+    """Both API servers as one: each GET answers a collection and is recorded by its endpoint. The
+    copies listed after the first list are ``later_copies`` when given (objects synced meanwhile)."""
 
-    def __init__(self, sources: list[dict[str, Any]], copies: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        sources: list[dict[str, Any]],
+        copies: list[dict[str, Any]],
+        later_copies: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.items = {"kcp": sources, "service": copies}
+        self.later_copies = later_copies
         self.calls: list[str] = []
 
     def api(self, endpoint: str, cluster: str) -> Any:
@@ -68,7 +68,14 @@ class Lists:
             def get(self, path: str, **query: str) -> dict[str, Any]:
                 lists.calls.append(endpoint)
                 assert path == SOURCE_PATH, path
-                return {"items": lists.items[endpoint], "metadata": {}}
+                items = lists.items[endpoint]
+                if (
+                    endpoint == "service"
+                    and lists.later_copies is not None
+                    and lists.calls.count(endpoint) > 1
+                ):
+                    items = lists.later_copies
+                return {"items": items, "metadata": {}}
 
         return Api()
 
@@ -80,29 +87,42 @@ def names(keys: set[ObjectKey]) -> set[str]:
     return {key.name for key in keys}
 
 
-def test_a_new_object_without_a_copy_is_left_to_its_first_sync_within_the_grace() -> None:
+def test_a_missing_copy_whose_key_the_queue_holds_is_left_to_that_run() -> None:
+    """A key pending or leased (a burst being synced) is not run again; a key the queue lost (a Redis
+    wipe) or never had is enqueued."""
+    lists = Lists([source("queued"), source("lost"), source("synced")], [copy_of("synced")])
+    asked: list[set[str]] = []
+
+    def held(keys: set[ObjectKey]) -> set[ObjectKey]:
+        asked.append(names(keys))
+        return {key for key in keys if key.name == "queued"}
+
+    assert names(keys_needing_work(rule(), lists, held=held)) == {"lost"}  # type: ignore[arg-type]
+    assert asked == [{"queued", "lost"}]  # only the missing copies are looked up
+    assert names(keys_needing_work(rule(), lists)) == {"queued", "lost"}  # type: ignore[arg-type]
+
+
+def test_a_copy_made_while_the_lists_ran_is_found_by_a_second_list_of_the_copies() -> None:
+    """Keys done between the first list and the queue lookup are held no longer; the copies listed
+    again show them synced. Without unheld keys there is no second list."""
     lists = Lists(
-        [source("new", age=2), source("old", age=120), source("synced", age=2)], [copy_of("synced")]
+        [source("synced-meanwhile"), source("lost")], [], later_copies=[copy_of("synced-meanwhile")]
     )
-    assert names(keys_needing_work(rule(), lists, grace=30)) == {"old"}  # type: ignore[arg-type]
-    assert names(keys_needing_work(rule(), lists, grace=0)) == {"new", "old"}  # type: ignore[arg-type]
+    assert names(keys_needing_work(rule(), lists)) == {"lost"}  # type: ignore[arg-type]
+    assert lists.calls == ["service", "kcp", "service"]
+    lists.calls.clear()
 
+    def everything(keys: set[ObjectKey]) -> set[ObjectKey]:
+        return keys  # the queue holds every key
 
-def test_an_object_without_a_creation_time_counts_as_old() -> None:
-    undated = source("undated", age=0)
-    del undated["metadata"]["creationTimestamp"]
-    assert names(keys_needing_work(rule(), Lists([undated], []), grace=30)) == {"undated"}  # type: ignore[arg-type]
+    assert keys_needing_work(rule(), lists, held=everything) == set()  # type: ignore[arg-type]
+    assert lists.calls == ["service", "kcp"]
 
 
 def test_copies_are_listed_before_sources_so_a_copy_synced_in_between_is_no_orphan() -> None:
     """A copy whose source is not listed after it is a possible orphan; a new object, however fresh,
     never hides one."""
-    lists = Lists([source("kept", age=1), source("going", age=1, deletionTimestamp=stamp(0))], [])
+    lists = Lists([source("kept"), source("going", deletionTimestamp="2026-11-27T09:00:00Z")], [])
     lists.items["service"] = [copy_of("kept"), copy_of("going"), copy_of("gone")]
-    assert names(keys_needing_work(rule(), lists, grace=30)) == {"going", "gone"}  # type: ignore[arg-type]
+    assert names(keys_needing_work(rule(), lists)) == {"going", "gone"}  # type: ignore[arg-type]
     assert lists.calls == ["service", "kcp"]
-
-
-def test_the_grace_is_half_the_period_when_that_is_shorter() -> None:
-    assert first_sync_grace(3) == 1.5
-    assert first_sync_grace(600) == 30
