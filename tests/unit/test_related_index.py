@@ -14,6 +14,7 @@ from syncflow.kube.refs import ObjectRef
 from syncflow.sync.related.index import EVERY, IndexedObject, RelatedIndex, object_id
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Locator, Related, RelatedWatch, Resource, Side, SyncRule
+from tests.support.copies import copy_of
 
 SECRETS = Resource(group="", version="v1", plural="secrets", kind="Secret", namespaced=True)
 CERTS = Resource(
@@ -115,20 +116,6 @@ class Endpoints:
 
     def everywhere(self, endpoint: str) -> list[Api]:
         return [self.apis[endpoint]]
-
-
-def copy_of(name: str) -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": f"copy-{name}",
-            "namespace": "ns",
-            "labels": {"syncagent.kcp.io/remote-object-cluster": "ws1"},
-            "annotations": {
-                "syncagent.kcp.io/remote-object-name": name,
-                "syncagent.kcp.io/remote-object-namespace": "default",
-            },
-        }
-    }
 
 
 class Recorder:

@@ -8,6 +8,7 @@ from typing import Any
 from syncflow.keys import ObjectKey
 from syncflow.sync.resync import keys_needing_work
 from syncflow.sync.rule import Resource, Side, SyncRule
+from tests.support.copies import copy_of
 
 WIDGETS = Resource(group="example.com", version="v1", plural="widgets", kind="Widget", namespaced=True)
 SOURCE_PATH = "/apis/example.com/v1/widgets"
@@ -29,20 +30,6 @@ def source(name: str, **metadata: Any) -> dict[str, Any]:
             "namespace": "default",
             "annotations": {"kcp.io/cluster": "ws1"},
             **metadata,
-        }
-    }
-
-
-def copy_of(name: str) -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": f"copy-{name}",
-            "namespace": "ns",
-            "labels": {"syncagent.kcp.io/remote-object-cluster": "ws1"},
-            "annotations": {
-                "syncagent.kcp.io/remote-object-name": name,
-                "syncagent.kcp.io/remote-object-namespace": "default",
-            },
         }
     }
 
