@@ -222,17 +222,12 @@ class WorkQueue:
     def held(self, keys: Sequence[ObjectKey]) -> list[ObjectKey]:
         """The keys this queue holds: dirty (pending or waiting for a lease to end), leased or backing
         off. A parked key is not held. One script call per ``pump_batch`` keys."""
-        step = self._settings.pump_batch
-        return [
-            key
-            for i in range(0, len(keys), step)
-            for key, holds in zip(
-                keys[i : i + step],
-                self._scripts.held(self._keys, list(map(str, keys[i : i + step]))),
-                strict=True,
-            )
-            if holds
-        ]
+        step, found = self._settings.pump_batch, []
+        for i in range(0, len(keys), step):
+            batch = keys[i : i + step]
+            answers = self._scripts.held(self._keys, [str(key) for key in batch])
+            found += [key for key, holds in zip(batch, answers, strict=True) if holds]
+        return found
 
     def stats(self) -> QueueStats:
         """Counts of dirty, pending, leased, delayed and parked keys."""

@@ -41,8 +41,7 @@ def test_a_stale_snapshot_fails_its_conditional_finalizer_write_and_changes_noth
     queue = service.queues["sync"]
 
     def idle() -> bool:  # the v2 run is over and nothing more is queued for the key
-        pending = env.redis.zscore(queue.layout.key("P"), str(key)) is not None
-        return queue.owner(key) is None and not pending
+        return not queue.held([key])
 
     wait_for(idle, timeout=30, what="the key to be idle")
     runs = len(_done_lines(env, str(key)))
