@@ -1,23 +1,25 @@
--- ARGV: key, token, lease ttl (ms), the key's rule. Returns {state, snapshot, rule entry}: state is
--- "claimed", "busy" (live lease elsewhere: every add meanwhile already marked the key dirty, so done()
--- requeues it) or "stale" (not pending: a duplicate or redelivered message); a claim takes the key's
--- snapshot ('' for none) and reads its rule's registry entry ('' for none).
-local k, token, ttl, rule = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local now = now_ms()
-local deadline = redis.call('ZSCORE', L, k)
-if deadline and tonumber(deadline) > now then
-  redis.call('HINCRBY', S, 'busy', 1)
-  return {'busy', '', ''}
+-- claim(k, token, ttl, rule): take key k's lease for the task ``token`` for ttl ms, if this message
+-- is the one to process it. Returns {state, snapshot, rule entry}: state is "claimed", "busy" (live
+-- lease elsewhere: every add meanwhile already marked the key dirty, so done() requeues it) or
+-- "stale" (not pending: a duplicate or redelivered message); a claim takes the key's snapshot ('' for
+-- none) and reads its rule's registry entry ('' for none).
+local function claim(k, token, ttl, rule)
+  local now = now_ms()
+  local deadline = redis.call('ZSCORE', L, k)
+  if deadline and tonumber(deadline) > now then
+    redis.call('HINCRBY', S, 'busy', 1)
+    return {'busy', '', ''}
+  end
+  if not redis.call('ZSCORE', P, k) then
+    redis.call('HINCRBY', S, 'stale', 1)
+    return {'stale', '', ''}
+  end
+  redis.call('ZREM', P, k)
+  redis.call('SREM', D, k)
+  redis.call('HDEL', LT, k)
+  redis.call('ZADD', L, now + ttl, k)
+  redis.call('HSET', O, k, token)
+  local snapshot = redis.call('HGET', SN, k)
+  redis.call('HDEL', SN, k)
+  return {'claimed', snapshot or '', redis.call('HGET', RULES, rule) or ''}
 end
-if not redis.call('ZSCORE', P, k) then
-  redis.call('HINCRBY', S, 'stale', 1)
-  return {'stale', '', ''}
-end
-redis.call('ZREM', P, k)
-redis.call('SREM', D, k)
-redis.call('HDEL', LT, k)
-redis.call('ZADD', L, now + ttl, k)
-redis.call('HSET', O, k, token)
-local snapshot = redis.call('HGET', SN, k)
-redis.call('HDEL', SN, k)
-return {'claimed', snapshot or '', redis.call('HGET', RULES, rule) or ''}

@@ -18,7 +18,7 @@ from syncflow.neterrors import describe
 from syncflow.queue.errors import RequeueAfter, classify
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Outcome
+from syncflow.queue.workqueue import Claim, Outcome, Taken
 from syncflow.truncate import truncate, truncate_lines
 
 logger = logging.getLogger("syncflow.task")
@@ -60,16 +60,26 @@ def run_message(
     celery_queue: str,
 ) -> list[RunReport]:
     """Process the keys of one message, delivered with ``token`` (the Celery task id) on
-    ``celery_queue``, one after another; returns a report per key started."""
+    ``celery_queue``, one after another; returns a report per key started. A key's ``done`` also
+    claims the next key (one round trip) while the message is within ``START_SHARE`` of its time."""
     limit = service.settings.task_time_limit
     started = time.monotonic()
+
+    def in_time() -> bool:
+        return time.monotonic() - started <= limit * START_SHARE
+
     reports: list[RunReport] = []
+    claimed: Taken | None = None  # this key's claim, made by the previous key's done
     for i, raw_key in enumerate(raw_keys):
-        elapsed = time.monotonic() - started
-        if i and elapsed > limit * START_SHARE:
+        if i and claimed is None and not in_time():
             _resend(service, raw_keys[i:], celery_queue)
             break
-        reports.append(run_keyed(service, renewer, handler, raw_key, token, limit * REQUEST_SHARE - elapsed))
+        following = _parsed(raw_keys[i + 1]) if i + 1 < len(raw_keys) else None
+        request_time = limit * REQUEST_SHARE - (time.monotonic() - started)
+        report, claimed = _run_key(
+            service, renewer, handler, raw_key, token, request_time, claimed, following, in_time
+        )
+        reports.append(report)
     return reports
 
 
@@ -98,22 +108,43 @@ def run_keyed(
 ) -> RunReport:
     """Process ``raw_key`` of a message delivered with ``token`` (the Celery task id); its API
     requests may take ``request_time`` seconds (default: ``REQUEST_SHARE`` of the task time limit)."""
+    if request_time is None:
+        request_time = service.settings.task_time_limit * REQUEST_SHARE
+    report, _ = _run_key(service, renewer, handler, raw_key, token, request_time, None, None, lambda: False)
+    return report
+
+
+def _run_key(
+    service: QueueService,
+    renewer: LeaseRenewer,
+    handler: Handler,
+    raw_key: str,
+    token: str,
+    request_time: float,
+    taken: Taken | None,
+    following: ObjectKey | None,
+    claim_following: Callable[[], bool],
+) -> tuple[RunReport, Taken | None]:
+    """claim (unless ``taken`` holds the claim already) → handler → done; the done also claims
+    ``following`` when it shares the key's queue and ``claim_following()`` says so. Returns the
+    report and that claim, if made."""
     try:
         key = ObjectKey.parse(raw_key)
     except InvalidKeyError as exc:
         log_event(logger, "task.invalid_key", level=logging.ERROR, key=raw_key, error=str(exc))
-        return RunReport("invalid-key")
+        return RunReport("invalid-key"), None
     queue = service.queue_for(key)
-    taken = queue.take(key, token)
+    if taken is None:
+        taken = queue.take(key, token)
     if taken.claim is not Claim.CLAIMED:
         log_event(logger, "task.skipped", level=logging.DEBUG, key=raw_key, reason=taken.claim.value)
-        return RunReport(taken.claim.value)
+        return RunReport(taken.claim.value), None
 
     started = time.monotonic()
     error: Exception | None = None
     with (
         renewer.hold(queue, key, token),
-        deadline(service.settings.task_time_limit * REQUEST_SHARE if request_time is None else request_time),
+        deadline(request_time),
         echoes.collect() as own_writes,
         snapshots.delivered(taken.snapshot),
         ruleentries.delivered(key.rule, taken.rule_entry),
@@ -126,7 +157,15 @@ def run_keyed(
     after = error.seconds if isinstance(error, RequeueAfter) else 0.0
     payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome)
     cause = str(getattr(error, "cause", None) or "")
-    result = queue.done(key, token, outcome, after=after, error=payload, cause=cause, own_writes=own_writes)
+    next_claim: Taken | None = None
+    if following is not None and service.queue_for(following) is queue and claim_following():
+        result, next_claim = queue.done_claim(
+            key, token, outcome, following, after=after, error=payload, cause=cause, own_writes=own_writes
+        )
+    else:
+        result = queue.done(
+            key, token, outcome, after=after, error=payload, cause=cause, own_writes=own_writes
+        )
     service.publish(queue.name, [(key, result.lane)])
 
     fields: dict[str, object] = {
@@ -144,7 +183,7 @@ def run_keyed(
     if cause:
         fields["cause"] = cause
     log_event(logger, "task.done", level=_LEVELS[outcome], **fields)
-    return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error)
+    return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error), next_claim
 
 
 def out_of_time(

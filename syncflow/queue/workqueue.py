@@ -159,8 +159,10 @@ class WorkQueue:
 
     def take(self, key: ObjectKey, token: str) -> Taken:
         """``claim``, with what the queue holds for the key when claimed (one round trip)."""
-        state, snapshot, rule = self._scripts.claim(self._keys, [str(key), token, self._lease_ms, key.rule])
-        return Taken(Claim(_text(state)), _text(snapshot), _text(rule))
+        return _taken(self._scripts.claim(self._keys, self._claim_args(key, token)))
+
+    def _claim_args(self, key: ObjectKey, token: str) -> list[str | float]:
+        return [str(key), token, self._lease_ms, key.rule]
 
     def owner(self, key: ObjectKey) -> str | None:
         """The token of the task holding the key's lease (expired or not), or None."""
@@ -185,11 +187,41 @@ class WorkQueue:
         """Release the lease and record the outcome (``after`` in seconds, ``error`` a JSON payload,
         ``cause`` what a failure failed on, for ``replay_cause``) and the run's ``own_writes``, whose
         echoes are then no new work (also those that came while the key was leased)."""
+        args = self._done_args(key, token, outcome, after, error, cause, own_writes)
+        return _done_result(self._scripts.done(self._keys, args))
+
+    def done_claim(
+        self,
+        key: ObjectKey,
+        token: str,
+        outcome: Outcome,
+        following: ObjectKey,
+        *,
+        after: float = 0.0,
+        error: str = "",
+        cause: str = "",
+        own_writes: Sequence[echoes.Origin] = (),
+    ) -> tuple[DoneResult, Taken]:
+        """``done`` for ``key``, then ``take`` for ``following``, the next key of the same message, in
+        one round trip (the claim comes after the release, as with two calls)."""
+        args = self._claim_args(following, token)
+        args += self._done_args(key, token, outcome, after, error, cause, own_writes)
+        *done, state, snapshot, rule = self._scripts.done_claim(self._keys, args)
+        return _done_result(done), _taken([state, snapshot, rule])
+
+    def _done_args(
+        self,
+        key: ObjectKey,
+        token: str,
+        outcome: Outcome,
+        after: float,
+        error: str,
+        cause: str,
+        own_writes: Sequence[echoes.Origin],
+    ) -> list[str | float]:
         writes = [part for w in own_writes for part in (w.token, w.resource_version)]
-        args = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning, cause]
-        args += [*self._echo_limits, *writes]
-        state, attempts, delay_ms, lane = self._scripts.done(self._keys, args)
-        return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))
+        args: list[str | float] = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning]
+        return [*args, cause, *self._echo_limits, *writes]
 
     def pump(self, grace: float, verified: int) -> PumpResult:
         """Promote due delayed keys, requeue expired leases, and republish pending keys whose message
@@ -279,3 +311,13 @@ class WorkQueue:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _taken(reply: Sequence[Any]) -> Taken:
+    state, snapshot, rule = reply
+    return Taken(Claim(_text(state)), _text(snapshot), _text(rule))
+
+
+def _done_result(reply: Sequence[Any]) -> DoneResult:
+    state, attempts, delay_ms, lane = reply
+    return DoneResult(_text(state), int(attempts), int(delay_ms) / 1000, Lane(int(lane)))

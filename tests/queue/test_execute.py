@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
@@ -190,6 +193,37 @@ def test_each_key_of_a_message_is_claimed_run_and_logged_on_its_own(
     assert service.queues["sync"].stats().pending == 0 and service.queues["sync"].is_parked(KEYS[1])
     again = run_message(service, renewer, handler, [str(k) for k in KEYS], "token-2", "sync")
     assert [r.outcome for r in again] == ["stale"] * 4, "a second copy of the message runs nothing"
+
+
+def test_a_message_claims_each_later_key_in_the_previous_keys_done(
+    service: QueueService, renewer: LeaseRenewer
+) -> None:
+    """A message of n keys costs n + 1 lease round trips (one claim, then a done per key, each but the
+    last also claiming the next key), not 2n; a key skipped as stale is claimed on its own."""
+    queue = service.queues["sync"]
+    calls: list[str] = []
+    counted = {
+        name: _counting(getattr(queue._scripts, name), name, calls)
+        for name in ("claim", "done", "done_claim")
+    }
+    queue._scripts = dataclasses.replace(queue._scripts, **counted)
+    service.add_many(KEYS)
+    reports = run_message(service, renewer, lambda key: None, [str(k) for k in KEYS], "a", "sync")
+    assert [r.outcome for r in reports] == ["ok"] * 4
+    assert calls == ["claim", "done_claim", "done_claim", "done_claim", "done"]
+    calls.clear()
+    service.add_many(KEYS[2:])
+    reports = run_message(service, renewer, lambda key: None, [str(k) for k in KEYS], "b", "sync")
+    assert [r.outcome for r in reports] == ["stale", "stale", "ok", "ok"]
+    assert calls == ["claim", "claim", "claim", "done_claim", "done"]
+
+
+def _counting(script: Callable[..., Any], name: str, calls: list[str]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        calls.append(name)
+        return script(*args, **kwargs)
+
+    return call
 
 
 def test_keys_a_message_could_not_start_in_time_go_back_to_the_broker(

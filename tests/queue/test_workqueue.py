@@ -52,6 +52,25 @@ def test_claim_takes_the_lease_once(service: QueueService) -> None:
     assert q(service).stats().leased == 0
 
 
+def test_done_claim_releases_one_key_then_claims_the_next(service: QueueService, sent: Sent) -> None:
+    """One round trip: the first key's outcome is recorded as ``done`` records it, then the next key
+    is claimed as ``take`` claims it (its snapshot and rule entry included)."""
+    queue = q(service)
+    service.add_many([KEY, OTHER])
+    assert queue.claim(KEY, "a") is Claim.CLAIMED
+    service.add(KEY)  # an event while leased: the done requeues it
+    result, taken = queue.done_claim(KEY, "a", Outcome.OK, OTHER)
+    assert (result.state, result.lane) == ("requeued", Lane.EVENT)
+    assert taken.claim is Claim.CLAIMED and queue.owner(OTHER) == "a"
+    assert queue.owner(KEY) is None and queue.stats().leased == 1
+    result, taken = queue.done_claim(OTHER, "a", Outcome.PERMANENT, OTHER, error='{"error": "x"}')
+    assert result.state == "parked" and taken.claim is Claim.STALE, "a parked key is not claimed"
+    assert queue.claim(KEY, "b") is Claim.CLAIMED
+    result, taken = queue.done_claim(KEY, "stolen", Outcome.OK, OTHER)
+    assert result.state == "lost" and taken.claim is Claim.STALE
+    assert queue.owner(KEY) == "b", "a done with another token releases nothing"
+
+
 def test_add_while_leased_is_processed_again_after_done(service: QueueService, sent: Sent) -> None:
     service.add(KEY)
     q(service).claim(KEY, "a")
