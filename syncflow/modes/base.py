@@ -3,6 +3,7 @@ engine's task bodies) and the wiring of a watcher's sync manager."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
@@ -17,7 +18,9 @@ from syncflow.kube.clients import kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import agent_prefix
+from syncflow.queue.leases import rules_with_leases
 from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.keys import RELATED, SYNC
 from syncflow.sync.orchestration import DesiredRules, SyncManager
 from syncflow.sync.registry import RuleRegistry
 from syncflow.sync.watches import Enqueue
@@ -57,10 +60,9 @@ class ModeContext:
     @cached_property
     def worker(self) -> RuleWorker:
         """The engine's task bodies with the mode's endpoints."""
-        return RuleWorker(
-            RuleRegistry(self.redis, self.settings.agent_name),
-            self.endpoints,
-        )
+        agent = self.settings.agent_name
+        running = functools.partial(rules_with_leases, self.redis, agent, (SYNC, RELATED))
+        return RuleWorker(RuleRegistry(self.redis, agent), self.endpoints, running)
 
 
 _contexts: dict[tuple[type, int], ModeContext] = {}

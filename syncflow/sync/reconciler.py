@@ -27,7 +27,7 @@ from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
-from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
+from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.sync import desired as desired_mod
 from syncflow.sync import filters, placement, state, transforms
 from syncflow.sync import metadata as md
@@ -52,8 +52,8 @@ staleness guard: an object is only written again when that version changed)."""
 
 @dataclass(frozen=True)
 class Sync:
-    """One rule at work: its endpoints and a fresh check that the rule is still active (asked before
-    a finalizer is added, so a rule being released never re-adds one).
+    """One rule at work and its endpoints. A run adds finalizers only while it holds its key's lease,
+    whose claim found the rule ready: a release waits for such runs (``RuleWorker.release``).
 
     ``release_related`` runs when a source object is being deleted and its copy still exists, before
     the copy is deleted: it cleans up the related objects and raises ``RequeueAfter`` while it waits.
@@ -61,7 +61,6 @@ class Sync:
 
     rule: SyncRule
     endpoints: Endpoints
-    rule_active: Callable[[], bool]
     release_related: Callable[[Sync, ObjectKey, Obj, Obj], None] | None = None
 
     def source(self, key: ObjectKey) -> JsonApi:
@@ -169,8 +168,6 @@ def _ensure_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> Obj:
     finalizers = _meta(obj).get("finalizers") or []
     if s.rule.finalizer is None or s.rule.finalizer in finalizers:
         return obj
-    if not s.rule_active():
-        raise TransientError(f"rule {s.rule.name} is no longer active")
     return _set_finalizers(s, key, obj, [*finalizers, s.rule.finalizer])
 
 

@@ -19,7 +19,7 @@ from redis import Redis
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
-from syncflow.queue.errors import TransientError
+from syncflow.queue.errors import RequeueAfter, TransientError
 from syncflow.sync import reconciler
 from syncflow.sync import resync as resync_mod
 from syncflow.sync.endpoints import Endpoints
@@ -35,6 +35,9 @@ logger = logging.getLogger("syncflow.sync")
 POLL = "poll"
 Enqueue = Callable[[Iterable[ObjectKey]], object]
 
+
+RELEASE_WAIT = 1.0
+"""Seconds a release waits before it looks again for runs of its rule that are still going."""
 
 FORBIDDEN = "forbidden:"
 """Cause of a 403 from a rule's source in one logical cluster (``forbidden:<cluster>``): e.g. a permission
@@ -58,19 +61,15 @@ class RuleWorker:
 
     registry: RuleRegistry
     endpoints: Endpoints
+    rules_running: Callable[[], set[str]]
+    """The rules whose sync or related keys are being run (leased) now."""
 
     def _index(self, rule: SyncRule) -> RelatedIndex:
         return RelatedIndex(self.registry.redis, rule.agent)
 
     def _sync(self, rule: SyncRule) -> Sync:
-        name = rule.name
         release = functools.partial(release_related, self._index(rule)) if rule.related else None
-        return Sync(
-            rule,
-            self.endpoints,
-            lambda: self.registry.lookup(name).state == "ready",
-            release_related=release,
-        )
+        return Sync(rule, self.endpoints, release_related=release)
 
     def _lookup(self, key: ObjectKey) -> Sync | None:
         entry = self.registry.lookup(key.rule)
@@ -105,8 +104,12 @@ class RuleWorker:
     def release(self, rule: SyncRule, *, remove_copies: bool = False) -> int:
         """Mark ``rule`` gone, then release its finalizer on every source object and on the related
         objects its index recorded there; with ``remove_copies`` first delete every copy it made on
-        the target."""
+        the target. While a run of the rule claimed before it was marked gone is still going, it
+        raises ``RequeueAfter``: such a run may still add a finalizer, which the release must see."""
         self.registry.mark_gone(rule.name)
+        if rule.name in self.rules_running():
+            log_event(logger, "sync.release_waits", rule=rule.name, retry_in_s=RELEASE_WAIT)
+            raise RequeueAfter(RELEASE_WAIT)
         s = self._sync(rule)
         if remove_copies:
             log_event(logger, "sync.copies_removed", rule=rule.name, copies=reconciler.remove_copies(s))

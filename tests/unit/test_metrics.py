@@ -60,7 +60,7 @@ def rule(group: str, status: str) -> SyncRule:
 
 
 def synced(rule: SyncRule) -> Sync:
-    return Sync(rule, endpoints=None, rule_active=lambda: True)  # type: ignore[arg-type]
+    return Sync(rule, endpoints=None)  # type: ignore[arg-type]
 
 
 def test_writes_count_by_group_resource_and_direction_upsync_rules_as_upsync() -> None:

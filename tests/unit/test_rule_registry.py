@@ -3,17 +3,26 @@ a key is never dropped for want of a rule, only for a rule that is gone."""
 
 from __future__ import annotations
 
+import functools
+
 import fakeredis
 import pytest
 
 from syncflow import ruleentries
 from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
-from syncflow.queue.errors import TransientError
+from syncflow.queue.errors import RequeueAfter, TransientError
+from syncflow.queue.leases import rules_with_leases
+from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import Outcome
+from syncflow.sync.keys import RELATED, STATUS, SYNC
 from syncflow.sync.registry import UNKNOWN, RuleEntry, RuleRegistry
 from syncflow.sync.rule import Resource, Side, SyncRule
 from syncflow.sync.worker import RuleWorker
+
+register_verb(SYNC, "sync")
+register_verb(STATUS, "status")
 
 THINGS = Resource(group="example.com", version="v1", plural="things", kind="Thing", namespaced=True)
 
@@ -42,7 +51,8 @@ class NoEndpoints:
 
 
 def worker(registry: RuleRegistry, redis: fakeredis.FakeRedis) -> RuleWorker:
-    return RuleWorker(registry, NoEndpoints())  # type: ignore[arg-type]
+    running = functools.partial(rules_with_leases, redis, "agent", (SYNC, RELATED))
+    return RuleWorker(registry, NoEndpoints(), running)  # type: ignore[arg-type]
 
 
 KEY = ObjectKey("sync", "things", "c1", "default", "a")
@@ -120,7 +130,7 @@ def test_a_tasks_first_lookup_takes_the_entry_its_claim_read_and_later_ones_read
     with ruleentries.delivered("things", claimed.decode()):
         assert registry.lookup("other").state == "pending", "another rule's lookup reads Redis"
         assert registry.lookup("things").state == "ready", "the first lookup costs no round trip"
-        assert registry.lookup("things").state == "gone", "a later one (before a finalizer) reads Redis"
+        assert registry.lookup("things").state == "gone", "a later one reads Redis"
     with ruleentries.delivered("things", ""):
         assert registry.lookup("things") == UNKNOWN, "the claim found no entry: pending, never gone"
     assert registry.lookup("things").state == "gone"
@@ -137,3 +147,26 @@ def test_the_claim_reads_the_entry_of_the_keys_rule_in_the_same_round_trip() -> 
     taken = queue.take(KEY, "t")
     assert RuleEntry.model_validate_json(taken.rule_entry).rule == rule()
     assert queue.take(other, "t").rule_entry == ""
+
+
+def test_a_release_waits_for_runs_of_its_rule_that_claimed_it_ready(redis: fakeredis.FakeRedis) -> None:
+    """A run whose claim found the rule ready may still add its finalizer, so the release (which
+    marks the rule gone at once) comes back until no sync or related key of the rule is leased."""
+    settings = load_settings(agent_name="agent")
+    service = QueueService(redis, settings, lambda messages: None)
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule()), "other": RuleEntry.ready(rule("other"))})
+    other = ObjectKey(SYNC, "other", "c1", "default", "a")
+    status = ObjectKey(STATUS, "things", "c1", "default", "a")
+    service.add_many([KEY, other, status])
+    for key in (KEY, other, status):
+        assert service.queue_for(key).take(key, "t").claim.value == "claimed"
+    assert rules_with_leases(redis, "agent", (SYNC, RELATED)) == {"things", "other"}, "status keys add none"
+    with pytest.raises(RequeueAfter):
+        worker(registry, redis).release(rule())
+    assert registry.lookup("things").state == "gone", "marked gone first: no new run starts"
+    assert service.queue_for(KEY).take(KEY, "late").claim.value == "busy"
+    service.queue_for(KEY).done(KEY, "t", Outcome.OK)
+    assert rules_with_leases(redis, "agent", (SYNC, RELATED)) == {"other"}
+    with pytest.raises(AssertionError, match="no API call expected"):
+        worker(registry, redis).release(rule())  # no run left: it goes on to the source objects

@@ -15,7 +15,6 @@ from kubernetes.client.exceptions import ApiException
 from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
-from syncflow.queue.errors import TransientError
 from syncflow.sync import state
 from syncflow.sync.desired import managed_content, preview
 from syncflow.sync.events import record_event
@@ -103,8 +102,6 @@ def _hold(run: RelatedRun, found: Found, obj: Obj) -> Obj:
     finalizers = _meta(obj).get("finalizers") or []
     if finalizer is None or finalizer in finalizers:
         return obj
-    if not run.s.rule_active():
-        raise TransientError(f"rule {run.s.rule.name} is no longer active")
     updated = set_finalizers(run.origin, run.origin_path(found), obj, [*finalizers, finalizer])
     run.s.record(run.origin_endpoint, updated)
     return updated
