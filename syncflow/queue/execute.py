@@ -18,7 +18,7 @@ from syncflow.neterrors import describe
 from syncflow.queue.errors import RequeueAfter, classify
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Outcome, Taken
+from syncflow.queue.workqueue import Claim, Outcome, RunEnd, Taken
 from syncflow.truncate import truncate, truncate_lines
 
 logger = logging.getLogger("syncflow.task")
@@ -157,15 +157,12 @@ def _run_key(
     after = error.seconds if isinstance(error, RequeueAfter) else 0.0
     payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome)
     cause = str(getattr(error, "cause", None) or "")
+    end = RunEnd(outcome, after, payload, cause, own_writes)
     next_claim: Taken | None = None
     if following is not None and service.queue_for(following) is queue and claim_following():
-        result, next_claim = queue.done_claim(
-            key, token, outcome, following, after=after, error=payload, cause=cause, own_writes=own_writes
-        )
+        result, next_claim = queue.finish_claim(key, token, end, following)
     else:
-        result = queue.done(
-            key, token, outcome, after=after, error=payload, cause=cause, own_writes=own_writes
-        )
+        result = queue.finish(key, token, end)
     service.publish(queue.name, [(key, result.lane)])
 
     fields: dict[str, object] = {

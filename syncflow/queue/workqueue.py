@@ -65,6 +65,17 @@ class DoneResult:
 
 
 @dataclass(frozen=True)
+class RunEnd:
+    """How a key's run ended, as ``done`` records it (see ``WorkQueue.done``)."""
+
+    outcome: Outcome
+    after: float = 0.0
+    error: str = ""
+    cause: str = ""
+    own_writes: Sequence[echoes.Origin] = ()
+
+
+@dataclass(frozen=True)
 class PumpResult:
     """One pump pass: its Redis time (ms), counts and the messages to publish. ``overdue`` counts
     pending keys older than the grace period that no broker scan has proved lost (yet)."""
@@ -187,41 +198,25 @@ class WorkQueue:
         """Release the lease and record the outcome (``after`` in seconds, ``error`` a JSON payload,
         ``cause`` what a failure failed on, for ``replay_cause``) and the run's ``own_writes``, whose
         echoes are then no new work (also those that came while the key was leased)."""
-        args = self._done_args(key, token, outcome, after, error, cause, own_writes)
-        return _done_result(self._scripts.done(self._keys, args))
+        return self.finish(key, token, RunEnd(outcome, after, error, cause, own_writes))
 
-    def done_claim(
-        self,
-        key: ObjectKey,
-        token: str,
-        outcome: Outcome,
-        following: ObjectKey,
-        *,
-        after: float = 0.0,
-        error: str = "",
-        cause: str = "",
-        own_writes: Sequence[echoes.Origin] = (),
+    def finish(self, key: ObjectKey, token: str, end: RunEnd) -> DoneResult:
+        """``done`` with the run's end in one record."""
+        return _done_result(self._scripts.done(self._keys, self._done_args(key, token, end)))
+
+    def finish_claim(
+        self, key: ObjectKey, token: str, end: RunEnd, following: ObjectKey
     ) -> tuple[DoneResult, Taken]:
-        """``done`` for ``key``, then ``take`` for ``following``, the next key of the same message, in
+        """``finish`` for ``key``, then ``take`` for ``following``, the next key of the same message, in
         one round trip (the claim comes after the release, as with two calls)."""
-        args = self._claim_args(following, token)
-        args += self._done_args(key, token, outcome, after, error, cause, own_writes)
+        args = [*self._claim_args(following, token), *self._done_args(key, token, end)]
         *done, state, snapshot, rule = self._scripts.done_claim(self._keys, args)
         return _done_result(done), _taken([state, snapshot, rule])
 
-    def _done_args(
-        self,
-        key: ObjectKey,
-        token: str,
-        outcome: Outcome,
-        after: float,
-        error: str,
-        cause: str,
-        own_writes: Sequence[echoes.Origin],
-    ) -> list[str | float]:
-        writes = [part for w in own_writes for part in (w.token, w.resource_version)]
-        args: list[str | float] = [str(key), token, outcome.value, round(after * 1000), error, *self._tuning]
-        return [*args, cause, *self._echo_limits, *writes]
+    def _done_args(self, key: ObjectKey, token: str, end: RunEnd) -> list[str | float]:
+        writes = [part for w in end.own_writes for part in (w.token, w.resource_version)]
+        args: list[str | float] = [str(key), token, end.outcome.value, round(end.after * 1000), end.error]
+        return [*args, *self._tuning, end.cause, *self._echo_limits, *writes]
 
     def pump(self, grace: float, verified: int) -> PumpResult:
         """Promote due delayed keys, requeue expired leases, and republish pending keys whose message

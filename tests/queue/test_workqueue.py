@@ -16,7 +16,7 @@ from syncflow.queue.celeryconf import celery_config
 from syncflow.queue.layout import QueueLayout
 from syncflow.queue.runtime import Runtime
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Lane, Outcome, WorkQueue
+from syncflow.queue.workqueue import Claim, Lane, Outcome, RunEnd, WorkQueue
 from tests.queue.conftest import Sent
 from tests.support.waiting import wait_for
 
@@ -52,21 +52,21 @@ def test_claim_takes_the_lease_once(service: QueueService) -> None:
     assert q(service).stats().leased == 0
 
 
-def test_done_claim_releases_one_key_then_claims_the_next(service: QueueService, sent: Sent) -> None:
+def test_finish_claim_releases_one_key_then_claims_the_next(service: QueueService, sent: Sent) -> None:
     """One round trip: the first key's outcome is recorded as ``done`` records it, then the next key
     is claimed as ``take`` claims it (its snapshot and rule entry included)."""
     queue = q(service)
     service.add_many([KEY, OTHER])
     assert queue.claim(KEY, "a") is Claim.CLAIMED
     service.add(KEY)  # an event while leased: the done requeues it
-    result, taken = queue.done_claim(KEY, "a", Outcome.OK, OTHER)
+    result, taken = queue.finish_claim(KEY, "a", RunEnd(Outcome.OK), OTHER)
     assert (result.state, result.lane) == ("requeued", Lane.EVENT)
     assert taken.claim is Claim.CLAIMED and queue.owner(OTHER) == "a"
     assert queue.owner(KEY) is None and queue.stats().leased == 1
-    result, taken = queue.done_claim(OTHER, "a", Outcome.PERMANENT, OTHER, error='{"error": "x"}')
+    result, taken = queue.finish_claim(OTHER, "a", RunEnd(Outcome.PERMANENT, error='{"error": "x"}'), OTHER)
     assert result.state == "parked" and taken.claim is Claim.STALE, "a parked key is not claimed"
     assert queue.claim(KEY, "b") is Claim.CLAIMED
-    result, taken = queue.done_claim(KEY, "stolen", Outcome.OK, OTHER)
+    result, taken = queue.finish_claim(KEY, "stolen", RunEnd(Outcome.OK), OTHER)
     assert result.state == "lost" and taken.claim is Claim.STALE
     assert queue.owner(KEY) == "b", "a done with another token releases nothing"
 
