@@ -57,6 +57,7 @@ from bench.support import (
     BIN,
     AgentQueue,
     apply_crds,
+    cpu_summary,
     done_verbs,
     load_average,
     percentile,
@@ -537,7 +538,7 @@ class Bench:
             "pending": pending,
         }
 
-    async def baseline(self, objects: int, clients: int = 8) -> dict[str, float]:
+    async def baseline(self, objects: int, clients: int = 8) -> dict[str, Any]:
         """The writes the sync semantics need, done directly by ``clients`` concurrent clients: kcp
         create, the finalizer patch in kcp, namespace create once per namespace, local create,
         state-Secret create."""
@@ -573,9 +574,12 @@ class Bench:
             created_at[name] = time.perf_counter()
             await copy(name, team)
 
+        cpu_before = self.stack.cpu()
         started = time.perf_counter()
         await self.create_all([f"base-{i}" for i in range(objects)], "base", timed, clients)
         elapsed = time.perf_counter() - started
+        cpu = self.stack.cpu()
+        cpu.subtract(cpu_before)
         calls = (await self.kcp.counts()).total() + (await self.service.counts()).total() - before
         return {
             "rate": objects / elapsed,
@@ -583,6 +587,7 @@ class Bench:
             "p50": percentile(latencies, 50),
             "p99": percentile(latencies, 99),
             "calls": calls / objects,
+            "cpu": cpu_summary(cpu, elapsed, objects),
         }
 
 
@@ -706,6 +711,7 @@ def report(
             f"  latency           p50 {b['p50']:.0f} ms  p99 {b['p99']:.0f} ms"
             "  (kcp create response -> local create response)",
             f"  API requests/obj  {b['calls']:8.2f}",
+            f"  CPU seconds       {b['cpu']}",
         ]
     if backlog:
         lines += [
