@@ -94,3 +94,64 @@ def test_help_imports_no_implementation() -> None:
     assert "syncflow.cli" in loaded
     heavy = {"celery", "kombu", "redis", "kubernetes", "pydantic", "yaml", "aiohttp", "syncflow.tasks"}
     assert loaded & heavy == set()
+
+
+LEAN_IMPORTS = """
+import importlib, importlib.abc, pkgutil, sys
+from importlib import metadata
+from packaging.requirements import Requirement
+
+def key(name):
+    return name.lower().replace("_", "-")
+
+core = set()
+def closure(name):
+    if key(name) in core:
+        return
+    core.add(key(name))
+    try:
+        requirements = metadata.requires(name) or []
+    except metadata.PackageNotFoundError:
+        return
+    for line in requirements:
+        requirement = Requirement(line)
+        if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+            closure(requirement.name)
+
+closure("syncflow")
+extra_only = {
+    key(r.name) for r in map(Requirement, metadata.requires("syncflow") or [])
+    if r.marker is not None and key(r.name) not in core and key(r.name) != "syncflow"
+}
+blocked = {
+    top for top, dists in metadata.packages_distributions().items()
+    if any(key(d) in extra_only for d in dists)
+}
+
+class Lean(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] in blocked:
+            raise ImportError(f"{name} comes with an extra only")
+
+sys.meta_path.insert(0, Lean())
+import syncflow
+for module in pkgutil.walk_packages(syncflow.__path__, "syncflow."):
+    if not module.name.startswith(("syncflow.devcluster", "syncflow.demo")):
+        try:
+            importlib.import_module(module.name)
+        except ImportError as exc:
+            print(f"{module.name}: {exc}")
+print("blocked:", " ".join(sorted(blocked)))
+"""
+
+
+def test_the_processes_import_nothing_an_extra_brings() -> None:
+    """Worker, watch and beat run from a lean install (``pip install syncflow``, or the image with
+    ``EXTRAS=flower``): every module outside the devcluster and the demo imports with the packages of
+    every extra made unimportable."""
+    result = subprocess.run(
+        [sys.executable, "-c", LEAN_IMPORTS], capture_output=True, text=True, timeout=120, check=True
+    )
+    *failures, blocked = result.stdout.splitlines()
+    assert {"jsonpatch", "flower"} <= set(blocked.split()), "the check blocks what extras bring"
+    assert failures == []
