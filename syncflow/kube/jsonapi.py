@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+import orjson
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -39,6 +40,16 @@ def resource_path(group: str, version: str, plural: str, namespace: str = "", na
     if name:
         path += f"/{quote(name)}"
     return path
+
+
+def decode(body: bytes) -> Any:
+    """An API server's JSON answer: orjson (a few times faster), else the standard library for what
+    orjson refuses but JSON allows (e.g. an escaped lone surrogate). orjson reads an integer past 64
+    bits as a float, as a Kubernetes API server (Go, int64 or float64) already serves it."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 class JsonApi:
@@ -104,7 +115,7 @@ class JsonApi:
             error = ApiException(http_resp=response)
             error.endpoint = self.endpoint  # type: ignore[attr-defined]  # which side refused
             raise error
-        return json.loads(response.data) if response.data else {}
+        return decode(response.data) if response.data else {}
 
     def get(self, path: str, **query: str) -> Obj:
         """GET an object or a list."""

@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 
 from syncflow.kube.clients import KubeconfigError, for_cluster, for_url, load_client
-from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.jsonapi import JsonApi, decode
 from tests.kube.conftest import close_client
 from tests.support.devcluster import DevclusterProcess
 
@@ -91,3 +91,18 @@ def test_a_retargeted_client_of_a_token_kubeconfig_keeps_its_url(tmp_path: Path)
         )
         assert url == "https://kcp:6443/clusters/root:org/api/v1/namespaces"
         assert headers["authorization"] == "Bearer s3cret"
+
+
+def test_answers_decode_as_json_allows_beyond_what_orjson_reads() -> None:
+    """orjson reads the common answer (int64 integers stay exact); what it refuses but JSON
+    parsers accept still decodes."""
+    assert decode(b'{"kind": "Widget", "spec": {"n": 1, "s": "\\u00e9"}}') == {
+        "kind": "Widget",
+        "spec": {"n": 1, "s": "\u00e9"},
+    }
+    assert decode(b'{"spec": {"max": 9223372036854775807, "f": 0.5}}') == {
+        "spec": {"max": 2**63 - 1, "f": 0.5}
+    }
+    assert decode(b'{"lone": "\\ud800"}') == {"lone": "\ud800"}
+    with pytest.raises(ValueError):
+        decode(b"<html>not json</html>")
