@@ -3,6 +3,7 @@ one log line per outcome."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -18,7 +19,7 @@ from syncflow.neterrors import describe
 from syncflow.queue.errors import RequeueAfter, classify
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Outcome, RunEnd, Taken
+from syncflow.queue.workqueue import Claim, Outcome, RunEnd, Taken, WorkQueue
 from syncflow.truncate import truncate, truncate_lines
 
 logger = logging.getLogger("syncflow.task")
@@ -163,7 +164,12 @@ def _run_key(
         result, next_claim = queue.finish_claim(key, token, end, following)
     else:
         result = queue.finish(key, token, end)
-    service.publish(queue.name, [(key, result.lane)])
+    try:
+        service.publish(queue.name, [(key, result.lane)])
+    except BaseException:
+        if following is not None and next_claim is not None and next_claim.claim is Claim.CLAIMED:
+            _give_back(queue, following, token)
+        raise
 
     fields: dict[str, object] = {
         "key": raw_key,
@@ -181,6 +187,13 @@ def _run_key(
         fields["cause"] = cause
     log_event(logger, "task.done", level=_LEVELS[outcome], **fields)
     return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error), next_claim
+
+
+def _give_back(queue: WorkQueue, key: ObjectKey, token: str) -> None:
+    """Release a key claimed for a run that will not start (its message ends in an error): due again
+    at once, so the next pump publishes it, rather than leased until its lease expires as a strike."""
+    with contextlib.suppress(Exception):  # Redis away too: the lease expires and the pump requeues
+        queue.finish(key, token, RunEnd(Outcome.AFTER))
 
 
 def out_of_time(

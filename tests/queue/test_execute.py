@@ -5,19 +5,21 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
+from redis import Redis
 
+from syncflow.config import Settings
 from syncflow.deadline import remaining
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.execute import out_of_time, run_keyed, run_message
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Outcome
+from syncflow.queue.workqueue import Claim, Lane, Outcome
 from tests.queue.conftest import Sent
 from tests.support.waiting import wait_for
 
@@ -216,6 +218,34 @@ def test_a_message_claims_each_later_key_in_the_previous_keys_done(
     reports = run_message(service, renewer, lambda key: None, [str(k) for k in KEYS], "b", "sync")
     assert [r.outcome for r in reports] == ["stale", "stale", "ok", "ok"]
     assert calls == ["claim", "claim", "claim", "done_claim", "done"]
+
+
+def test_a_message_that_fails_after_claiming_its_next_key_gives_that_key_back(
+    redis: Redis, settings: Settings, renewer: LeaseRenewer
+) -> None:
+    """The broker refuses the message for a key dirtied while it ran: the task fails, and the next
+    key, already claimed by that key's done, is due again at once instead of leased until its lease
+    expires (a strike)."""
+
+    def broker_down(messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        raise ConnectionError("broker unreachable")
+
+    service = QueueService(redis, settings, broker_down)
+    queue = service.queues["sync"]
+    first, second = KEYS[:2]
+    queue.add_many([first, second])
+
+    def handler(key: ObjectKey) -> None:
+        queue.add(key)  # changed while it ran: its done requeues it and publishes a message
+
+    with pytest.raises(ConnectionError):
+        run_message(service, renewer, handler, [str(first), str(second)], "a", "sync")
+    assert queue.owner(second) is None, "the next key's lease is released"
+    stats = queue.stats()
+    assert (stats.leased, stats.delayed) == (0, 1)
+    assert service.failure(str(second)) is None, "no attempt, no strike"
+    result = queue.pump(grace=60, verified=0)
+    assert (second, Lane.EVENT) in result.publish, "the next pump publishes it"
 
 
 def _counting(script: Callable[..., Any], name: str, calls: list[str]) -> Callable[..., Any]:
