@@ -168,7 +168,7 @@ def _run_key(
         service.publish(queue.name, [(key, result.lane)])
     except BaseException:
         if following is not None and next_claim is not None and next_claim.claim is Claim.CLAIMED:
-            _give_back(queue, following, token)
+            _give_back(service, queue, following, token)
         raise
 
     fields: dict[str, object] = {
@@ -189,11 +189,14 @@ def _run_key(
     return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error), next_claim
 
 
-def _give_back(queue: WorkQueue, key: ObjectKey, token: str) -> None:
-    """Release a key claimed for a run that will not start (its message ends in an error): due again
-    at once, so the next pump publishes it, rather than leased until its lease expires as a strike."""
+def _give_back(service: QueueService, queue: WorkQueue, key: ObjectKey, token: str) -> None:
+    """Release a key claimed for a run that will not start (its message ends in an error) rather than
+    leave it leased until its lease expires as a strike: due again at once (the next pump publishes
+    it), or pending again if an event came meanwhile (published now if the broker takes it, else by
+    the pump after its grace). The claim took the key's snapshot: its run reads the object."""
     with contextlib.suppress(Exception):  # Redis away too: the lease expires and the pump requeues
-        queue.finish(key, token, RunEnd(Outcome.AFTER))
+        result = queue.finish(key, token, RunEnd(Outcome.AFTER))
+        service.publish(queue.name, [(key, result.lane)])
 
 
 def out_of_time(

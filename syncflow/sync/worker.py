@@ -101,15 +101,23 @@ class RuleWorker:
             with forbidden_cause(s.rule, key):
                 sync_related(s, key, self._index(s.rule))
 
-    def release(self, rule: SyncRule, *, remove_copies: bool = False) -> int:
-        """Mark ``rule`` gone, then release its finalizer on every source object and on the related
-        objects its index recorded there; with ``remove_copies`` first delete every copy it made on
-        the target. While a run of the rule claimed before it was marked gone is still going, it
-        raises ``RequeueAfter``: such a run may still add a finalizer, which the release must see."""
-        self.registry.mark_gone(rule.name)
-        if rule.name in self.rules_running():
-            log_event(logger, "sync.release_waits", rule=rule.name, retry_in_s=RELEASE_WAIT)
+    def quiesce(self, rules: Iterable[SyncRule]) -> None:
+        """Mark ``rules`` gone (no new run of theirs starts), then raise ``RequeueAfter`` while a run
+        of any of them is still going: a run claimed before may still add a finalizer, which a release
+        must see. Call it for all the rules a task releases before releasing the first."""
+        names = {rule.name for rule in rules}
+        for name in sorted(names):
+            self.registry.mark_gone(name)
+        running = sorted(names & self.rules_running())
+        if running:
+            log_event(logger, "sync.release_waits", rules=",".join(running), retry_in_s=RELEASE_WAIT)
             raise RequeueAfter(RELEASE_WAIT)
+
+    def release(self, rule: SyncRule, *, remove_copies: bool = False) -> int:
+        """Release ``rule`` (``quiesce`` first): its finalizer on every source object and on the
+        related objects its index recorded there; with ``remove_copies`` first delete every copy it
+        made on the target."""
+        self.quiesce([rule])
         s = self._sync(rule)
         if remove_copies:
             log_event(logger, "sync.copies_removed", rule=rule.name, copies=reconciler.remove_copies(s))

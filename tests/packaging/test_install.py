@@ -119,10 +119,11 @@ def closure(name):
             closure(requirement.name)
 
 closure("syncflow")
-extra_only = {
-    key(r.name) for r in map(Requirement, metadata.requires("syncflow") or [])
-    if r.marker is not None and key(r.name) not in core and key(r.name) != "syncflow"
-}
+lean = set(core)
+for requirement in map(Requirement, metadata.requires("syncflow") or []):
+    if requirement.marker is not None and key(requirement.name) != "syncflow":
+        closure(requirement.name)  # an extra's package and everything it needs
+extra_only = core - lean
 blocked = {
     top for top, dists in metadata.packages_distributions().items()
     if any(key(d) in extra_only for d in dists)

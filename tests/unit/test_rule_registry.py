@@ -170,3 +170,20 @@ def test_a_release_waits_for_runs_of_its_rule_that_claimed_it_ready(redis: faker
     assert rules_with_leases(redis, "agent", (SYNC, RELATED)) == {"other"}
     with pytest.raises(AssertionError, match="no API call expected"):
         worker(registry, redis).release(rule())  # no run left: it goes on to the source objects
+
+
+def test_quiesce_marks_every_rule_gone_before_it_waits_for_any(redis: fakeredis.FakeRedis) -> None:
+    """A task releasing several rules (a deleted Cluster) quiesces them all first: a retry while one
+    rule's run ends redoes no release, and no new run of the others starts meanwhile."""
+    settings = load_settings(agent_name="agent")
+    service = QueueService(redis, settings, lambda messages: None)
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule()), "other": RuleEntry.ready(rule("other"))})
+    other = ObjectKey(SYNC, "other", "c1", "default", "a")
+    service.add(other)
+    assert service.queue_for(other).take(other, "t").claim.value == "claimed"
+    with pytest.raises(RequeueAfter):
+        worker(registry, redis).quiesce([rule(), rule("other")])
+    assert {registry.lookup(n).state for n in ("things", "other")} == {"gone"}
+    service.queue_for(other).done(other, "t", Outcome.OK)
+    worker(registry, redis).quiesce([rule(), rule("other")])  # nothing runs: it returns

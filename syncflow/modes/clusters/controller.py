@@ -27,6 +27,7 @@ from syncflow.modes.clusters.rules import ClustersRules, build_rule
 from syncflow.queue.errors import describe
 from syncflow.sync.endpoints import EndpointError
 from syncflow.sync.reconciler import Obj, get_or_none
+from syncflow.sync.rule import SyncRule
 from syncflow.sync.worker import RuleWorker
 
 logger = logging.getLogger("syncflow.clusters")
@@ -97,15 +98,19 @@ class ClusterController:
 
     def _release(self, name: str, entries: list[Obj], remove: bool) -> None:
         """Release the rules of ``entries``' types on Cluster ``name``: every kcp object's finalizer
-        (and with ``remove`` every copy first)."""
+        (and with ``remove`` every copy first). Every rule is quiesced before the first is released, so
+        a retry while runs end redoes no release."""
+        rules: list[tuple[SyncedType, SyncRule]] = []
         for entry in entries:
             t = SyncedType(entry["resource"], entry.get("group", ""))
             version = str((entry.get("versions") or [""])[0])
             resource = self.rules.resource(t, version) if version else None
             if resource is None:
                 continue  # never synced, or no longer served: no kcp object holds its finalizer
-            rules = self.rules
-            rule = build_rule(name, resource, rules.workspace, rules.agent, rules.state_namespace)
+            r = self.rules
+            rules.append((t, build_rule(name, resource, r.workspace, r.agent, r.state_namespace)))
+        self.worker.quiesce(rule for _, rule in rules)
+        for t, rule in rules:
             released = self.worker.release(rule, remove_copies=remove)
             log_event(logger, "clusters.released", cluster=name, resource=t.group_resource, objects=released)
 
