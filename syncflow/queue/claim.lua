@@ -1,8 +1,9 @@
 -- claim(k, token, ttl, rule): take key k's lease for the task ``token`` for ttl ms, if this message
 -- is the one to process it. Returns {state, snapshot, rule entry}: state is "claimed", "busy" (live
--- lease elsewhere: every add meanwhile already marked the key dirty, so done() requeues it) or
--- "stale" (not pending: a duplicate or redelivered message); a claim takes the key's snapshot ('' for
--- none) and reads its rule's registry entry ('' for none).
+-- lease elsewhere: every add meanwhile already marked the key dirty, so done() requeues it), "stale"
+-- (not pending: a duplicate or redelivered message) or "gone" (its rule is gone: the key ends here,
+-- unleased, so a release waiting for the rule's runs never waits for it); a claim takes the key's
+-- snapshot ('' for none) and reads its rule's registry entry ('' for none).
 local function claim(k, token, ttl, rule)
   local now = now_ms()
   local deadline = redis.call('ZSCORE', L, k)
@@ -17,9 +18,21 @@ local function claim(k, token, ttl, rule)
   redis.call('ZREM', P, k)
   redis.call('SREM', D, k)
   redis.call('HDEL', LT, k)
+  local entry = redis.call('HGET', RULES, rule)
+  local read, decoded = false, nil
+  if entry and string.find(entry, '"gone"', 1, true) then -- decode only an entry that may say gone
+    read, decoded = pcall(cjson.decode, entry)
+  end
+  if read and type(decoded) == 'table' and decoded.state == 'gone' then
+    redis.call('HDEL', SN, k)
+    redis.call('SREM', BK, k)
+    forget(k)
+    redis.call('HINCRBY', S, 'gone', 1)
+    return {'gone', '', entry}
+  end
   redis.call('ZADD', L, now + ttl, k)
   redis.call('HSET', O, k, token)
   local snapshot = redis.call('HGET', SN, k)
   redis.call('HDEL', SN, k)
-  return {'claimed', snapshot or '', redis.call('HGET', RULES, rule) or ''}
+  return {'claimed', snapshot or '', entry or ''}
 end

@@ -45,7 +45,8 @@ _LEVELS = {
 
 @dataclass(frozen=True)
 class RunReport:
-    """What happened to one message: ``outcome`` is an ``Outcome`` value, invalid-key, busy or stale."""
+    """What happened to one key of a message: ``outcome`` is an ``Outcome`` value, invalid-key, busy,
+    stale or gone."""
 
     outcome: str
     state: str = ""
@@ -138,7 +139,8 @@ def _run_key(
     if taken is None:
         taken = queue.take(key, token)
     if taken.claim is not Claim.CLAIMED:
-        log_event(logger, "task.skipped", level=logging.DEBUG, key=raw_key, reason=taken.claim.value)
+        level = logging.INFO if taken.claim is Claim.GONE else logging.DEBUG
+        log_event(logger, "task.skipped", level=level, key=raw_key, reason=taken.claim.value)
         return RunReport(taken.claim.value), None
 
     started = time.monotonic()

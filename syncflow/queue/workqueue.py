@@ -32,6 +32,8 @@ class Claim(StrEnum):
     CLAIMED = "claimed"
     BUSY = "busy"
     STALE = "stale"
+    GONE = "gone"
+    """The key's rule is gone: the key ended at the claim, without a lease."""
 
 
 class Outcome(StrEnum):

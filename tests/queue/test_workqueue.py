@@ -17,6 +17,7 @@ from syncflow.queue.layout import QueueLayout
 from syncflow.queue.runtime import Runtime
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Lane, Outcome, RunEnd, WorkQueue
+from syncflow.sync.registry import RuleRegistry
 from tests.queue.conftest import Sent
 from tests.support.waiting import wait_for
 
@@ -69,6 +70,24 @@ def test_finish_claim_releases_one_key_then_claims_the_next(service: QueueServic
     result, taken = queue.finish_claim(KEY, "stolen", RunEnd(Outcome.OK), OTHER)
     assert result.state == "lost" and taken.claim is Claim.STALE
     assert queue.owner(KEY) == "b", "a done with another token releases nothing"
+
+
+def test_a_key_of_a_gone_rule_ends_at_its_claim_without_a_lease(service: QueueService) -> None:
+    """No run of a gone rule takes a lease, so a release waiting for the rule's runs never waits for
+    one; the key leaves the queue with its failure record, as a done key does."""
+    queue = q(service)
+    service.add(KEY)
+    assert queue.claim(KEY, "a") is Claim.CLAIMED  # no registry entry yet: a claim as ever
+    assert queue.done(KEY, "a", Outcome.TRANSIENT, error='{"error": "x"}').state == "backoff"
+    RuleRegistry(service.redis, service.settings.agent_name).mark_gone(KEY.rule)
+    service.add(KEY)  # an event: pending again, its failure still on record
+    taken = queue.take(KEY, "b")
+    assert taken.claim is Claim.GONE and '"gone"' in taken.rule_entry
+    stats = queue.stats()
+    assert (stats.dirty, stats.pending, stats.leased, stats.delayed) == (0, 0, 0, 0)
+    assert queue.owner(KEY) is None and service.failure(str(KEY)) is None
+    assert queue.counters()["gone"] == 1
+    assert queue.take(KEY, "c").claim is Claim.STALE, "nothing is left to claim"
 
 
 def test_add_while_leased_is_processed_again_after_done(service: QueueService, sent: Sent) -> None:

@@ -165,7 +165,10 @@ def test_a_release_waits_for_runs_of_its_rule_that_claimed_it_ready(redis: faker
     with pytest.raises(RequeueAfter):
         worker(registry, redis).release(rule())
     assert registry.lookup("things").state == "gone", "marked gone first: no new run starts"
-    assert service.queue_for(KEY).take(KEY, "late").claim.value == "busy"
+    late = ObjectKey(SYNC, "things", "c1", "default", "b")
+    service.add(late)
+    assert service.queue_for(late).take(late, "late").claim.value == "gone", "it ends, unleased"
+    assert rules_with_leases(redis, "agent", (SYNC, RELATED)) == {"things", "other"}
     service.queue_for(KEY).done(KEY, "t", Outcome.OK)
     assert rules_with_leases(redis, "agent", (SYNC, RELATED)) == {"other"}
     with pytest.raises(AssertionError, match="no API call expected"):
