@@ -6,6 +6,7 @@ from collections.abc import Collection
 
 from redis import Redis
 
+from syncflow.keys import ObjectKey
 from syncflow.queue.layout import KEYED_QUEUES, QueueLayout
 
 
@@ -16,10 +17,5 @@ def rules_with_leases(redis: Redis, agent: str, verbs: Collection[str]) -> set[s
         for name in KEYED_QUEUES:
             pipe.zrange(QueueLayout(agent, name).key("L"), 0, -1)
         leased = pipe.execute()
-    rules = set()
-    for members in leased:
-        for member in members:
-            verb, _, rest = (member.decode() if isinstance(member, bytes) else member).partition("/")
-            if verb in verbs:
-                rules.add(rest.partition("/")[0])
-    return rules
+    keys = (ObjectKey.parse(m.decode() if isinstance(m, bytes) else m) for members in leased for m in members)
+    return {key.rule for key in keys if key.verb in verbs}
