@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Generator
@@ -11,6 +10,8 @@ from typing import Any
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+
+from syncflow.kube.jsonapi import JsonApi, decode
 
 STOPPED = "stopped"
 INACTIVE = "inactive"
@@ -21,19 +22,10 @@ def open_stream(
     api: ApiClient, path: str, query: list[tuple[str, str]], timeout: tuple[float, float]
 ) -> urllib3.BaseHTTPResponse:
     """GET ``path`` and return the unread 2xx response; other statuses raise ``ApiException``."""
-    request = api.param_serialize(
-        "GET",
-        path,
-        query_params=query,
-        header_params={"Accept": "application/json"},
-        auth_settings=["BearerToken"],
-    )
-    response = api.call_api(*request, _request_timeout=timeout)
+    response = JsonApi(api).send("GET", path, query=query, timeout=timeout)
     if not 200 <= response.status <= 299:
-        response.read()  # type: ignore[no-untyped-call]
-        raise ApiException(http_resp=response)
-    raw: urllib3.BaseHTTPResponse = response.response
-    return raw
+        raise ApiException(http_resp=response)  # reads the body
+    return response
 
 
 class GuardedStream:
@@ -73,7 +65,7 @@ class GuardedStream:
                 for line in lines:
                     if line.strip():
                         self._last = time.monotonic()
-                        yield json.loads(line)
+                        yield decode(line)
         finally:
             self._done.set()
             self.response.close()
