@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.clients import KubeconfigError, for_cluster, for_url, load_client
-from syncflow.kube.jsonapi import JsonApi, decode
+from syncflow.kube.jsonapi import JsonApi, decode, encode
 from tests.kube.conftest import close_client
-from tests.support.devcluster import DevclusterProcess
+from tests.support.devcluster import DevclusterProcess, start_devcluster
 
 
 def test_load_client_talks_to_the_kubeconfig_server_without_touching_the_global_default(
@@ -106,3 +107,40 @@ def test_answers_decode_as_json_allows_beyond_what_orjson_reads() -> None:
     assert decode(b'{"lone": "\\ud800"}') == {"lone": "\ud800"}
     with pytest.raises(ValueError):
         decode(b"<html>not json</html>")
+
+
+def test_requests_carry_the_kubeconfig_credentials_over_tls_and_their_query(tmp_path: Path) -> None:
+    """Requests go straight to the client's pool: the token, the CA and the query still go with them."""
+    server = start_devcluster(tmp_path, token="s3cret")
+    api = load_client(str(server.kubeconfig))
+    try:
+        json = JsonApi(api)
+        for name, tier in (("a", "web"), ("b", "db"), ("c", "cache")):
+            json.create(
+                "/api/v1/namespaces/default/configmaps",
+                {"metadata": {"name": name, "labels": {"tier": tier}}, "data": {"n": name}},
+            )
+        listed = json.get("/api/v1/namespaces/default/configmaps", labelSelector="tier in (web, db)")
+        assert sorted(item["metadata"]["name"] for item in listed["items"]) == ["a", "b"]
+        patched = json.merge_patch("/api/v1/namespaces/default/configmaps/a", {"data": {"n": "é"}})
+        assert patched["data"] == {"n": "é"}
+        # the kubeconfig loader's hook sets the token again before each request, as the client does
+        api.configuration.api_key["BearerToken"] = "Bearer wrong"
+        assert json.get("/api/v1/namespaces/default/configmaps/a")["data"] == {"n": "é"}
+        api.configuration.refresh_api_key_hook = None
+        api.configuration.api_key["BearerToken"] = "Bearer wrong"
+        with pytest.raises(ApiException) as denied:
+            json.get("/api/v1/namespaces/default/configmaps/a")
+        assert denied.value.status == 401 and "Unauthorized" in str(denied.value.body)
+    finally:
+        close_client(api)
+        server.stop()
+
+
+def test_bodies_encode_with_orjson_or_else_as_the_client_does() -> None:
+    api = client.ApiClient()
+    try:
+        assert encode(api, {"spec": {"n": 1, "s": "é"}}) == '{"spec":{"n":1,"s":"é"}}'.encode()
+        assert encode(api, {"spec": {"n": 2**70}}) == b'{"spec": {"n": 1180591620717411303424}}'
+    finally:
+        close_client(api)
