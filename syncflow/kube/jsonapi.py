@@ -1,9 +1,9 @@
 """Plain JSON requests through the official client's transport (auth, TLS, proxies from kubeconfig).
 
 The typed APIs deserialize into models and the DynamicClient runs discovery first; sync work
-wants neither: it reads and writes objects as dicts at known paths. Requests go straight to the
-client's urllib3 pool with the client's headers and credentials: its generic request layers
-(parameter sanitising, a second JSON encoding) cost more CPU than the request itself.
+wants neither: it reads and writes objects as dicts at known paths. Requests carry the client's
+headers and credentials but skip its generic request layers (parameter sanitising, a second JSON
+encoding), and go over kept-alive connections (``syncflow.kube.transport``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.deadline import request_timeout
+from syncflow.kube.transport import TRANSPORT_ERRORS, Answer, kept_connections
 from syncflow.metrics import record as metrics
 
 Obj = dict[str, Any]
@@ -95,35 +96,12 @@ class JsonApi:
         path: str,
         *,
         query: Mapping[str, str] | Iterable[tuple[str, str]] = (),
-        body: Any = None,
-        content_type: str = "application/json",
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
     ) -> urllib3.BaseHTTPResponse:
-        """Send one request with the client's headers and credentials; return the unread response.
-
-        Transport failures raise urllib3's errors (after the pool's retries), any status returns.
-        """
-        api = self.api
-        headers = {**api.default_headers, "Accept": "application/json"}
-        if api.cookie:
-            headers["Cookie"] = api.cookie
-        if body is not None:
-            headers["Content-Type"] = content_type
-        queries = list(query.items() if isinstance(query, Mapping) else query)
-        # the credentials (and the refresh of an expiring token) as the client applies them
-        api.update_params_for_auth(headers, queries, AUTH, path, method, body)
-        url = self.host + path
-        if queries:
-            url += "?" + urlencode(queries, quote_via=quote)
-        response: urllib3.BaseHTTPResponse = api.rest_client.pool_manager.urlopen(
-            method,
-            url,
-            body=None if body is None else encode(api, body),
-            headers=headers,
-            timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
-            preload_content=False,
-        )
-        return response
+        """Send one request without a body through the client's urllib3 pool and return the unread
+        response (a watch stream); transport failures raise urllib3's errors, any status returns."""
+        target, headers, _ = self._prepare(method, path, query, None, "")
+        return self._through_pool(method, target, headers, None, timeout, preload=False)
 
     def request(
         self,
@@ -137,27 +115,67 @@ class JsonApi:
         """Send one request and return the decoded JSON body."""
         if self.before_request is not None:
             self.before_request()
+        timeout = request_timeout(self.timeout)
+        target, headers, payload = self._prepare(method, path, query or (), body, content_type)
+        kept = kept_connections(self.api)
         try:
-            response = self.send(
-                method,
-                path,
-                query=query or (),
-                body=body,
-                content_type=content_type,
-                timeout=request_timeout(self.timeout),
-            )
-            data = response.data
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if kept is not None:
+                answer = kept.exchange(method, target, payload, headers, timeout)
+            else:
+                raw = self._through_pool(method, target, headers, payload, timeout, preload=True)
+                answer = Answer(raw.status, raw.reason or "", raw.headers, raw.data)
+        except TRANSPORT_ERRORS as exc:
             metrics.connection(self.endpoint, False)
             if self.endpoint:  # keys that fail for it are retried as soon as the endpoint answers again
                 exc.cause = f"{UNREACHABLE}{self.endpoint}"  # type: ignore[union-attr]
             raise
-        metrics.connection(self.endpoint, response.status not in UNAVAILABLE)
-        if response.status >= 400:
-            error = ApiException(http_resp=response)
+        metrics.connection(self.endpoint, answer.status not in UNAVAILABLE)
+        if answer.status >= 400:
+            error = ApiException(http_resp=answer)
             error.endpoint = self.endpoint  # type: ignore[attr-defined]  # which side refused
             raise error
-        return decode(data) if data else {}
+        return decode(answer.data) if answer.data else {}
+
+    def _prepare(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | Iterable[tuple[str, str]],
+        body: Any,
+        content_type: str,
+    ) -> tuple[str, dict[str, str], bytes | None]:
+        """The request's path and query, its headers with the client's credentials (refreshed as the
+        client refreshes them) and its encoded body."""
+        api = self.api
+        headers = {**api.default_headers, "Accept": "application/json"}
+        if api.cookie:
+            headers["Cookie"] = api.cookie
+        if body is not None:
+            headers["Content-Type"] = content_type
+        queries = list(query.items() if isinstance(query, Mapping) else query)
+        api.update_params_for_auth(headers, queries, AUTH, path, method, body)
+        target = f"{path}?{urlencode(queries, quote_via=quote)}" if queries else path
+        return target, headers, None if body is None else encode(api, body)
+
+    def _through_pool(
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        payload: bytes | None,
+        timeout: tuple[float, float],
+        *,
+        preload: bool,
+    ) -> urllib3.BaseHTTPResponse:
+        response: urllib3.BaseHTTPResponse = self.api.rest_client.pool_manager.urlopen(
+            method,
+            self.host + target,
+            body=payload,
+            headers=headers,
+            timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
+            preload_content=preload,
+        )
+        return response
 
     def get(self, path: str, **query: str) -> Obj:
         """GET an object or a list."""
