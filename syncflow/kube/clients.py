@@ -13,9 +13,11 @@ from syncflow.config import Settings
 
 _CLUSTER_SUFFIX = re.compile(r"/clusters/[^/]+/?$")
 
-RETRIES = urllib3.Retry(total=2, read=1)
+RETRIES = urllib3.Retry(total=2, read=1, respect_retry_after_header=False)
 """urllib3's retries of one request: a stale pooled connection is retried, but a read that timed out
-only once (the default, 3 retries of any error, would make a hung GET take four read timeouts)."""
+only once (the default, 3 retries of any error, would make a hung GET take four read timeouts). A
+throttled answer (429 with ``Retry-After``) is not waited for and resent here, past the task's
+deadline: it is a transient error, which the queue backs off."""
 
 
 class KubeconfigError(ValueError):

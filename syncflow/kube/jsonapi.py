@@ -31,9 +31,9 @@ DEFAULT_TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts (s) of one request; inside a task both are cut to the task's time left
 (``syncflow.deadline``)."""
 UNAVAILABLE = frozenset({502, 503, 504})
+"""Answers that mean the API server behind a proxy or load balancer did not answer."""
 AUTH = ["BearerToken"]
 """The client's credential settings a request carries (a kubeconfig's token, or its exec/auth plugin's)."""
-"""Answers that mean the API server behind a proxy or load balancer did not answer."""
 
 
 def resource_path(group: str, version: str, plural: str, namespace: str = "", name: str = "") -> str:
@@ -130,7 +130,7 @@ class JsonApi:
                 exc.cause = f"{UNREACHABLE}{self.endpoint}"  # type: ignore[union-attr]
             raise
         metrics.connection(self.endpoint, answer.status not in UNAVAILABLE)
-        if answer.status >= 400:
+        if not 200 <= answer.status <= 299:  # redirects are not followed: an API server sends none
             error = ApiException(http_resp=answer)
             error.endpoint = self.endpoint  # type: ignore[attr-defined]  # which side refused
             raise error

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from kubernetes import client, config
 
-from syncflow.kube.clients import KubeconfigError
+from syncflow.kube.clients import RETRIES, KubeconfigError
 
 CLUSTER_FIELDS = frozenset(
     {
@@ -114,4 +114,5 @@ def inline_client(text: str) -> client.ApiClient:
         )
     except Exception as exc:  # the loader's messages may quote the kubeconfig: only its type is kept
         raise KubeconfigError(f"cannot be loaded ({type(exc).__name__})") from None
+    configuration.retries = RETRIES
     return client.ApiClient(configuration=configuration)

@@ -7,10 +7,12 @@ response object) costs more CPU than the request itself: a GET of a local devclu
 210 µs of client CPU this way and 460 µs through the pool; over TLS, 260 µs and 770 µs. A client
 with a proxy keeps going through the pool.
 
-Retries follow ``syncflow.kube.clients.RETRIES``, as urllib3 applies them: up to ``total`` more
-attempts in all, of which at most ``read`` resend a request that failed after it went out, and only
-when its method is idempotent (a connection that could not be made sent nothing). A kept-alive
-connection the server has closed is replaced before a request goes out on it.
+Retries follow the pool's ``Retry`` (``syncflow.kube.clients.RETRIES``) as urllib3 counts them: up to
+``total`` more attempts in all, of which at most ``read`` resend a request that failed after it went
+out (its answer did not come, or came only in part), and only when its method is idempotent; a
+connection that could not be made sent nothing. A kept-alive connection the server has closed is
+replaced before a request goes out on it; one whose exchange ended in any exception (a timeout, a
+task's time limit) is closed, never reused half-read.
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ from typing import cast
 
 import urllib3
 from kubernetes.client import ApiClient
-
-from syncflow.kube.clients import RETRIES
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
 """Methods urllib3 resends after a failure once the request went out."""
@@ -51,6 +51,9 @@ class KeptConnections:
         self.host = host
         self._base_path = (urllib3.util.parse_url(host).path or "").rstrip("/")
         self._pool = pool
+        policy = urllib3.Retry.from_int(pool.retries)
+        self._retries = int(policy.total or 0)
+        self._resends = self._retries if policy.read is None else int(policy.read or 0)
         self._local = threading.local()
 
     def exchange(
@@ -64,7 +67,7 @@ class KeptConnections:
         """Send one request (``target``: path and query under the host's URL) and read its whole
         answer."""
         target = self._base_path + target
-        retries_left, resends_left = RETRIES.total or 0, RETRIES.read or 0
+        retries_left, resends_left = self._retries, self._resends
         while True:
             conn = self._connection()
             sent = False
@@ -85,33 +88,45 @@ class KeptConnections:
                     raise
                 retries_left -= 1
                 resends_left -= int(sent)
+            except BaseException:
+                self._drop(conn)
+                raise
 
     def _connection(self) -> urllib3.connection.HTTPConnection:
-        """This thread's connection; a new one if there is none, it was made before a fork, or the
-        server closed it (an unconnected one connects on first use)."""
-        kept: tuple[int, urllib3.connection.HTTPConnection] | None = getattr(self._local, "kept", None)
-        if kept is not None and kept[0] == os.getpid():
-            conn = kept[1]
+        """This thread's connection; a new one if there is none or the server closed it (an
+        unconnected one connects on first use)."""
+        conn: urllib3.connection.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None:
             if conn.sock is None or conn.is_connected:
                 return conn
             conn.close()
         # the pool's own factory, so the connection has the pool's TLS settings
         conn = cast(urllib3.connection.HTTPConnection, self._pool._new_conn())
-        self._local.kept = (os.getpid(), conn)
+        self._local.conn = conn
         return conn
 
     def _drop(self, conn: urllib3.connection.HTTPConnection) -> None:
         conn.close()
-        self._local.kept = None
+        self._local.conn = None
 
 
 _kept: weakref.WeakKeyDictionary[ApiClient, KeptConnections] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
+def _forget_in_child() -> None:
+    """A forked child (a Celery pool process) makes its own connections: the parent's sockets are
+    not shared, and a lock another thread held at the fork is not inherited held."""
+    global _kept, _lock
+    _kept, _lock = weakref.WeakKeyDictionary(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def kept_connections(api: ApiClient) -> KeptConnections | None:
-    """The kept-alive connections of ``api`` (made once per client), or None when its requests must
-    go through urllib3's pool (a proxy)."""
+    """The kept-alive connections of ``api`` (made once per client and host), or None when its
+    requests must go through urllib3's pool (a proxy)."""
     host = api.configuration.host
     kept = _kept.get(api)
     if kept is None or kept.host != host:

@@ -48,9 +48,11 @@ def test_the_requests_of_a_thread_share_one_connection(proxied: tuple[TcpProxy, 
         json.merge_patch(f"{CONFIGMAPS}/{name}", {"data": {"a": "c"}})
         json.delete(f"{CONFIGMAPS}/{name}")
     assert proxy.accepted == 1
-    other = threading.Thread(target=lambda: json.get(CONFIGMAPS))
+    answers: list[dict[str, object]] = []
+    other = threading.Thread(target=lambda: answers.append(json.get(CONFIGMAPS)))
     other.start()
     other.join(timeout=30)
+    assert answers and answers[0]["kind"] == "ConfigMapList"
     json.get(CONFIGMAPS)
     assert proxy.accepted == 2, "a second thread has its own connection; the first keeps its one"
 
@@ -78,6 +80,31 @@ def test_a_request_that_failed_after_it_went_out_is_resent_only_if_idempotent(
             json.request(method, f"{CONFIGMAPS}/x" if method != "POST" else CONFIGMAPS, body=configmap())
         assert classify(error.value) is Outcome.TRANSIENT
         assert proxy.accepted - before == (2 if resent else 1), method
+
+
+class SimulatedTimeLimitError(Exception):
+    """What Celery's soft time limit raises, from a signal handler, wherever the task is."""
+
+
+class ExplodingValue:
+    """A header value whose encoding raises, so an exchange ends in the middle of its request."""
+
+    def encode(self, encoding: str) -> bytes:
+        raise SimulatedTimeLimitError
+
+
+def test_an_exchange_ended_by_any_exception_leaves_no_half_used_connection(
+    proxied: tuple[TcpProxy, JsonApi],
+) -> None:
+    proxy, json = proxied
+    json.get(CONFIGMAPS)
+    json.api.default_headers["X-Interrupted"] = ExplodingValue()
+    with pytest.raises(SimulatedTimeLimitError):
+        json.get(CONFIGMAPS)  # ends with the request begun on the connection, not sent
+    del json.api.default_headers["X-Interrupted"]
+    created = json.create(CONFIGMAPS, configmap())  # never resent: it needs a clean connection
+    assert created["data"] == {"a": "b"}
+    assert proxy.accepted == 2
 
 
 def test_a_forked_process_makes_its_own_connection(proxied: tuple[TcpProxy, JsonApi]) -> None:
