@@ -172,12 +172,12 @@ def _run(self: KeyedTask, *keys: str) -> str | dict[str, str]:
     return self.run_keys(keys)
 
 
-def keyed_task(verb: str, queue: str = "sync") -> Callable[[Handler], Handler]:
+def keyed_task(verb: str, queue: str = "sync", *, names_rule: bool = False) -> Callable[[Handler], Handler]:
     """Register ``handler`` as the task ``syncflow.<verb>`` processing keys of that verb on ``queue``
-    (its messages carry one or more keys)."""
+    (its messages carry one or more keys); ``names_rule``: see ``register_verb``."""
 
     def register(handler: Handler) -> Handler:
-        register_verb(verb, queue)
+        register_verb(verb, queue, names_rule=names_rule)
         app.task(
             name=f"syncflow.{verb}", base=KeyedTask, bind=True, queue=queue, handler=staticmethod(handler)
         )(_run)
@@ -216,19 +216,19 @@ def rule_worker() -> RuleWorker:
     return modes.rule_worker(runtime.settings, service.redis, service.budget)
 
 
-@keyed_task("sync", queue="sync")
+@keyed_task("sync", queue="sync", names_rule=True)
 def sync(key: ObjectKey) -> None:
     """Sync one source object to its copy (spec down, status up, deletion)."""
     rule_worker().sync(key)
 
 
-@keyed_task("status", queue="status")
+@keyed_task("status", queue="status", names_rule=True)
 def status(key: ObjectKey) -> None:
     """Return a copy's status to its source object."""
     rule_worker().status(key)
 
 
-@keyed_task("related", queue="sync")
+@keyed_task("related", queue="sync", names_rule=True)
 def related(key: ObjectKey) -> None:
     """Sync the related objects of one source object (rules with related resources)."""
     rule_worker().related(key)
@@ -261,7 +261,7 @@ def status_poll() -> int:
     )
 
 
-@keyed_task("poll", queue=CONTROL_QUEUE)
+@keyed_task("poll", queue=CONTROL_QUEUE, names_rule=True)
 def poll(key: ObjectKey) -> None:
     """List one polled rule's source (upsync) and enqueue the objects that changed or went."""
     rule_worker().poll(key, runtime.service.add_many)

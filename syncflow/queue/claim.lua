@@ -3,7 +3,8 @@
 -- lease elsewhere: every add meanwhile already marked the key dirty, so done() requeues it), "stale"
 -- (not pending: a duplicate or redelivered message) or "gone" (its rule is gone: the key ends here,
 -- unleased, so a release waiting for the rule's runs never waits for it); a claim takes the key's
--- snapshot ('' for none) and reads its rule's registry entry ('' for none).
+-- snapshot ('' for none) and reads its rule's registry entry ('' for none). rule is '' for a key whose
+-- verb names no registry rule (a control key): it is never "gone".
 local function claim(k, token, ttl, rule)
   local now = now_ms()
   local deadline = redis.call('ZSCORE', L, k)

@@ -17,6 +17,7 @@ from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
 from syncflow.neterrors import describe
 from syncflow.queue.errors import RequeueAfter, classify
+from syncflow.queue.registry import rule_of
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome, RunEnd, Taken, WorkQueue
@@ -150,7 +151,7 @@ def _run_key(
         deadline(request_time),
         echoes.collect() as own_writes,
         snapshots.delivered(taken.snapshot),
-        ruleentries.delivered(key.rule, taken.rule_entry),
+        ruleentries.delivered(rule_of(key), taken.rule_entry),
     ):
         try:
             handler(key)

@@ -15,6 +15,7 @@ from syncflow import echoes, snapshots
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.layout import QueueLayout
+from syncflow.queue.registry import rule_of
 from syncflow.queue.scripts import Scripts
 
 
@@ -175,7 +176,7 @@ class WorkQueue:
         return _taken(self._scripts.claim(self._keys, self._claim_args(key, token)))
 
     def _claim_args(self, key: ObjectKey, token: str) -> list[str | float]:
-        return [str(key), token, self._lease_ms, key.rule]
+        return [str(key), token, self._lease_ms, rule_of(key)]
 
     def owner(self, key: ObjectKey) -> str | None:
         """The token of the task holding the key's lease (expired or not), or None."""

@@ -36,8 +36,8 @@ from tests.support.waiting import wait_for
 # The session's Redis (tests/conftest.py provided it before this module was imported).
 REAL_REDIS_URL = session_redis_url()
 
-register_verb("sync", "sync")
-register_verb("status", "status")
+register_verb("sync", "sync", names_rule=True)
+register_verb("status", "status", names_rule=True)
 
 
 def unique_agent() -> str:

@@ -133,7 +133,7 @@ def test_agent_label_is_added_to_every_sample() -> None:
 
 
 def test_queue_collector_reads_the_queue_from_redis() -> None:
-    register_verb("sync", "sync")
+    register_verb("sync", "sync", names_rule=True)
     settings = load_settings(agent_name=f"m{uuid.uuid4().hex[:8]}")
     collector = QueueCollector(settings, fakeredis.FakeRedis())
     service = collector.service
@@ -170,7 +170,7 @@ def test_metrics_address_must_be_host_and_port(address: str) -> None:
 
 
 def test_queue_collector_reports_the_queue_when_a_rabbitmq_broker_is_down() -> None:
-    register_verb("sync", "sync")
+    register_verb("sync", "sync", names_rule=True)
     settings = load_settings(
         agent_name=f"m{uuid.uuid4().hex[:8]}", broker_url="amqp://guest:guest@127.0.0.1:1//"
     )

@@ -4,6 +4,7 @@ a key is never dropped for want of a rule, only for a rule that is gone."""
 from __future__ import annotations
 
 import functools
+import re
 
 import fakeredis
 import pytest
@@ -21,8 +22,9 @@ from syncflow.sync.registry import UNKNOWN, RuleEntry, RuleRegistry
 from syncflow.sync.rule import Resource, Side, SyncRule
 from syncflow.sync.worker import RuleWorker
 
-register_verb(SYNC, "sync")
-register_verb(STATUS, "status")
+register_verb(SYNC, "sync", names_rule=True)
+register_verb(STATUS, "status", names_rule=True)
+register_verb("control-thing", "sync")  # a control verb: its key's rule part is only a name
 
 THINGS = Resource(group="example.com", version="v1", plural="things", kind="Thing", namespaced=True)
 
@@ -147,6 +149,28 @@ def test_the_claim_reads_the_entry_of_the_keys_rule_in_the_same_round_trip() -> 
     taken = queue.take(KEY, "t")
     assert RuleEntry.model_validate_json(taken.rule_entry).rule == rule()
     assert queue.take(other, "t").rule_entry == ""
+
+
+def test_a_gone_rule_ends_its_engine_keys_at_the_claim_but_never_a_control_key_of_the_same_name(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    """A deleted PublishedResource's rule is marked gone by the watcher, maybe before the projection
+    key that must release its objects is claimed; that key's rule part is the same name, and it runs."""
+    service = QueueService(redis, load_settings(agent_name="agent"), lambda messages: None)
+    RuleRegistry(redis, "agent").mark_gone("things")
+    control = ObjectKey("control-thing", "things", "service", "", "things")
+    service.add_many([KEY, control])
+    assert service.queue_for(KEY).take(KEY, "t").claim.value == "gone"
+    taken = service.queue_for(control).take(control, "t")
+    assert (taken.claim.value, taken.rule_entry) == ("claimed", "")
+
+
+def test_a_verb_is_registered_once_with_one_queue_and_one_meaning_of_its_rule_part() -> None:
+    register_verb(SYNC, "sync", names_rule=True)  # the same registration again is fine
+    with pytest.raises(ValueError, match=re.escape("already registered (queue 'sync', names_rule=True)")):
+        register_verb(SYNC, "sync")
+    with pytest.raises(ValueError, match="already registered"):
+        register_verb(SYNC, "status", names_rule=True)
 
 
 def test_a_release_waits_for_runs_of_its_rule_that_claimed_it_ready(redis: fakeredis.FakeRedis) -> None:
