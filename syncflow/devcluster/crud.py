@@ -25,6 +25,7 @@ from syncflow.devcluster.managedfields import Tracking
 from syncflow.devcluster.meta_validation import validate_object_meta
 from syncflow.devcluster.resources import ResourceType
 from syncflow.devcluster.store import Obj, Store
+from syncflow.jsonvalues import deep_copy
 from syncflow.selectors import FieldSelector, LabelSelector
 
 # metadata fields only the server sets.
@@ -40,11 +41,6 @@ APPLY_PATCH = "application/apply-patch+yaml"
 def now_rfc3339() -> str:
     """The current time as Kubernetes writes timestamps."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def deep_copy(obj: Any) -> Any:
-    """A deep copy of a JSON value (orjson round trip: fast and exact for JSON data)."""
-    return orjson.loads(orjson.dumps(obj))
 
 
 def _content(obj: Obj) -> Obj:

@@ -7,9 +7,10 @@ from typing import Any
 import orjson
 
 from syncflow.devcluster import errors, patch
-from syncflow.devcluster.crud import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, deep_copy
+from syncflow.devcluster.crud import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH
 from syncflow.devcluster.resources import ScaleSubresource
 from syncflow.devcluster.tables import json_path
+from syncflow.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 
@@ -83,4 +84,4 @@ def with_replicas(spec: ScaleSubresource, obj: Obj, scale: Any) -> Obj:
     for key in parents:
         target = target.setdefault(key, {})
     target[leaf] = replicas
-    return updated  # type: ignore[no-any-return]
+    return updated

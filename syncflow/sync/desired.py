@@ -5,10 +5,10 @@ Pure functions over plain JSON-like dicts; the sync task does the I/O.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from syncflow.jsonvalues import deep_copy
 from syncflow.sync import metadata as md
 from syncflow.sync.naming import sha1_hex
 
@@ -69,7 +69,7 @@ def is_copy_of(obj: Mapping[str, Any], cluster: str, namespace: str, name: str) 
 
 def strip(obj: Mapping[str, Any], *, drop: Collection[str] = ()) -> dict[str, Any]:
     """A deep copy without server-owned metadata and without the top-level keys in ``drop``."""
-    out = {key: copy.deepcopy(value) for key, value in obj.items() if key not in drop}
+    out = {key: deep_copy(value) for key, value in obj.items() if key not in drop}
     meta = out.get("metadata")
     if isinstance(meta, dict):
         for key in _STRIPPED_METADATA:
@@ -146,7 +146,7 @@ def preview(
 ) -> dict[str, Any]:
     """What a copy of ``obj`` would look like before it exists (api-syncagent's in-memory destination
     object, which spec mutations may read): a deep copy with the target GVK, namespace and name."""
-    out = copy.deepcopy(dict(obj))
+    out = deep_copy(dict(obj))
     meta = out.setdefault("metadata", {})
     meta["name"] = name
     meta.pop("namespace", None)

@@ -12,6 +12,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from syncflow.jsonvalues import deep_copy
 from syncflow.sync.mutation.mutator import compiled
 from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, SetFields, Transform
 
@@ -63,7 +64,7 @@ def drop_field(obj: Obj, path: str) -> None:
 
 def apply(transforms: Iterable[Transform], source: Obj, other: Mapping[str, Any] | None = None) -> Obj:
     """A transformed deep copy of ``source``; ``other`` is the target object spec mutations may read."""
-    out = copy.deepcopy(source)
+    out = deep_copy(source)
     for transform in transforms:
         meta = out.setdefault("metadata", {})
         if isinstance(transform, DropFields):

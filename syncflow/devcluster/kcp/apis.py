@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from syncflow.devcluster import errors, kinds
-from syncflow.devcluster.crud import Objects, Target, deep_copy, now_rfc3339
+from syncflow.devcluster.crud import Objects, Target, now_rfc3339
 from syncflow.devcluster.errors import FieldError
 from syncflow.devcluster.kcp.conditions import keep_transition_times
 from syncflow.devcluster.kcp.hashes import (
@@ -33,6 +33,7 @@ from syncflow.devcluster.kcp.tenancy import ROOT, Tenancy
 from syncflow.devcluster.kcp.types import APIS, schema_group_resource, schema_resource_type
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 
 IDENTITY_NAMESPACE = "kcp-system"
 SKIP_SLICE_ANNOTATION = "apiexports.apis.kcp.io/skip-endpointslice"

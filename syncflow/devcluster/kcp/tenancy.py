@@ -10,13 +10,14 @@ from collections.abc import Callable
 
 from syncflow import names
 from syncflow.devcluster import errors
-from syncflow.devcluster.crud import Objects, Target, deep_copy, now_rfc3339
+from syncflow.devcluster.crud import Objects, Target, now_rfc3339
 from syncflow.devcluster.errors import FieldError
 from syncflow.devcluster.kcp.hashes import PATH_ANNOTATION, random_cluster_name
 from syncflow.devcluster.kcp.types import CORE, TENANCY
 from syncflow.devcluster.lifecycle import Lifecycle
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 
 ROOT = "root"
 LOGICAL_CLUSTER_NAME = "cluster"

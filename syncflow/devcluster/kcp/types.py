@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from syncflow.api import crdgen, synctarget
-from syncflow.devcluster.crud import deep_copy
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType, crd_resource_type
+from syncflow.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 
@@ -85,7 +85,7 @@ class APIExportConverter:
         verbs: dict[str, list[str]] = {}
         spec["permissionClaims"] = _claims_to_v1alpha1(spec.get("permissionClaims") or [], verbs)
         _save_verbs(out, verbs)
-        return out  # type: ignore[no-any-return]
+        return out
 
     def from_storage(self, obj: Obj, version: str) -> Obj:
         """An APIExport as served at ``version``."""
@@ -103,7 +103,7 @@ class APIExportConverter:
             spec.get("permissionClaims") or [], _saved_verbs(out), False
         )
         _save_verbs(out, {})
-        return out  # type: ignore[no-any-return]
+        return out
 
 
 class APIBindingConverter:
@@ -121,7 +121,7 @@ class APIBindingConverter:
         if "exportPermissionClaims" in status:
             status["exportPermissionClaims"] = _claims_to_v1alpha1(status["exportPermissionClaims"], {})
         _save_verbs(out, verbs)
-        return out  # type: ignore[no-any-return]
+        return out
 
     def from_storage(self, obj: Obj, version: str) -> Obj:
         """An APIBinding as served at ``version``."""
@@ -137,7 +137,7 @@ class APIBindingConverter:
                 status["exportPermissionClaims"], {}, False
             )
         _save_verbs(out, {})
-        return out  # type: ignore[no-any-return]
+        return out
 
 
 def _kcp_type(

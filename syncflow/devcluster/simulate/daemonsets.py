@@ -6,7 +6,6 @@ tolerations and node affinity are not considered; pods are bound with ``spec.nod
 
 from __future__ import annotations
 
-from syncflow.devcluster.crud import deep_copy
 from syncflow.devcluster.simulate.nodes import ready_nodes
 from syncflow.devcluster.simulate.pods import (
     count,
@@ -17,6 +16,7 @@ from syncflow.devcluster.simulate.pods import (
     without_zeros,
 )
 from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
+from syncflow.jsonvalues import deep_copy
 
 REVISION_LABEL = "controller-revision-hash"
 

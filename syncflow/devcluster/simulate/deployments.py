@@ -9,13 +9,13 @@ enforced); ``paused`` and ``progressDeadlineSeconds`` are ignored.
 
 from __future__ import annotations
 
-from syncflow.devcluster.crud import deep_copy
 from syncflow.devcluster.simulate.conditions import set_condition
 from syncflow.devcluster.simulate.owners import owner_reference
 from syncflow.devcluster.simulate.pods import template_hash, without_zeros
 from syncflow.devcluster.simulate.replicasets import desired_replicas
 from syncflow.devcluster.simulate.workloads import WorkloadController, controlled
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"

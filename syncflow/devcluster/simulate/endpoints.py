@@ -8,12 +8,12 @@ hold at most ``MAX_ENDPOINTS`` addresses (kube splits slices at 100 and truncate
 
 from __future__ import annotations
 
-from syncflow.devcluster.crud import deep_copy
 from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.owners import OwnerIndex, owner_reference
 from syncflow.devcluster.simulate.pods import is_active, is_ready
 from syncflow.devcluster.simulate.workloads import controlled, selects
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 
 MAX_ENDPOINTS = 1000
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"

@@ -7,11 +7,12 @@ no failures, retries, ``backoffLimit``, ``activeDeadlineSeconds``, indexed compl
 
 from __future__ import annotations
 
-from syncflow.devcluster.crud import deep_copy, now_rfc3339
+from syncflow.devcluster.crud import now_rfc3339
 from syncflow.devcluster.simulate.conditions import is_true, set_condition
 from syncflow.devcluster.simulate.pods import count, pod_from_template
 from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 
 _DONE_MESSAGE = "Reached expected number of succeeded pods"
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 
-from syncflow.devcluster.crud import deep_copy, now_rfc3339
+from syncflow.devcluster.crud import now_rfc3339
 from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.conditions import set_condition
 from syncflow.devcluster.simulate.nodes import NODE_IP, POD_CIDR
 from syncflow.devcluster.simulate.owners import controller_of
 from syncflow.devcluster.simulate.pods import phase
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 
 _POD_NETWORK = ipaddress.IPv4Network(POD_CIDR)
 _RUNNING_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")

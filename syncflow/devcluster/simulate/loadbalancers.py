@@ -12,9 +12,9 @@ import ipaddress
 import logging
 from collections.abc import Callable
 
-from syncflow.devcluster.crud import deep_copy
 from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.store import Obj
+from syncflow.jsonvalues import deep_copy
 from syncflow.logs import log_event
 
 logger = logging.getLogger("syncflow.devcluster.simulate")

@@ -13,9 +13,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from syncflow.devcluster.crud import Objects, Target, deep_copy
+from syncflow.devcluster.crud import Objects, Target
 from syncflow.devcluster.kcp.tenancy import ROOT, Tenancy
 from syncflow.devcluster.registry import Registry
+from syncflow.jsonvalues import deep_copy
 
 DATA_FILE = "kube-1.24.json"
 PATH = "root:compute"
