@@ -20,10 +20,11 @@ from __future__ import annotations
 import http.client
 import os
 import threading
+import types
 import weakref
 from dataclasses import dataclass
 from email.message import Message
-from typing import cast
+from typing import BinaryIO, cast
 
 import urllib3
 from kubernetes.client import ApiClient
@@ -42,6 +43,51 @@ class Answer:
     reason: str
     headers: Message | urllib3.HTTPHeaderDict
     data: bytes
+
+
+MAX_HEADER_LINE = 65536
+"""Bytes a header line may have (http.client's own limit)."""
+MAX_HEADERS = 100
+"""Header lines an answer may have (http.client's own limit)."""
+
+
+def parse_headers(fp: BinaryIO) -> http.client.HTTPMessage:
+    """An answer's header block as ``http.client.parse_headers`` returns it, read line by line:
+    ``name: value`` fields in order, a folded line (one starting with a space or a tab) continuing the
+    field before it after one space (RFC 9112's reading of an obsolete fold), a line without a colon
+    skipped; a line or a block over http.client's limits is refused as it refuses them."""
+    message = http.client.HTTPMessage()
+    name, value = "", ""
+    for _ in range(MAX_HEADERS + 1):
+        line = fp.readline(MAX_HEADER_LINE + 1)
+        if len(line) > MAX_HEADER_LINE:
+            raise http.client.LineTooLong("header line")
+        text = line.decode("iso-8859-1").rstrip("\r\n")
+        if not text:
+            break
+        if text[:1] in (" ", "\t"):
+            value = f"{value} {text.strip()}" if name else value
+            continue
+        if name:
+            message[name] = value
+        name, colon, value = text.partition(":")
+        name, value = (name, value.lstrip(" \t")) if colon else ("", "")
+    else:
+        raise http.client.HTTPException(f"got more than {MAX_HEADERS} headers")
+    if name:
+        message[name] = value
+    return message
+
+
+class _Response(http.client.HTTPResponse):
+    """http.client's response whose ``begin`` (the standard library's own code) reads the header
+    block with :func:`parse_headers`."""
+
+    begin = types.FunctionType(
+        http.client.HTTPResponse.begin.__code__,
+        {**vars(http.client), "parse_headers": parse_headers},
+        "begin",
+    )
 
 
 class KeptConnections:
@@ -102,6 +148,7 @@ class KeptConnections:
             conn.close()
         # the pool's own factory, so the connection has the pool's TLS settings
         conn = cast(urllib3.connection.HTTPConnection, self._pool._new_conn())
+        conn.response_class = _Response
         self._local.conn = conn
         return conn
 
