@@ -49,6 +49,8 @@ class RuleEntry(BaseModel):
 
 
 UNKNOWN = RuleEntry.pending("the watcher has not published this rule (yet)")
+RELEASED = "released"
+"""The reason of a ``gone`` entry whose release has completed (``RuleWorker.release``)."""
 
 
 class RuleRegistry:
@@ -115,9 +117,17 @@ class RuleRegistry:
             del self._published[name]
         return sorted(changes)
 
-    def mark_gone(self, name: str) -> None:
-        """Record at once that rule ``name`` is gone (before its objects are released)."""
-        self.redis.hset(self.key, name, RuleEntry(state="gone", at=time.time()).model_dump_json())
+    def mark_gone(self, name: str, reason: str = "") -> None:
+        """Record at once that rule ``name`` is gone (before its objects are released; ``RELEASED``
+        after)."""
+        self.redis.hset(
+            self.key, name, RuleEntry(state="gone", reason=reason, at=time.time()).model_dump_json()
+        )
+
+    def released(self, name: str) -> bool:
+        """Whether rule ``name`` is gone and its release has completed since the watcher marked it so."""
+        entry = self.lookup(name)
+        return entry.state == "gone" and entry.reason == RELEASED
 
 
 def _text(value: bytes | str) -> str:

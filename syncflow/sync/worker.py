@@ -25,7 +25,7 @@ from syncflow.sync import resync as resync_mod
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import SYNC, key_for
 from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
-from syncflow.sync.registry import RuleRegistry
+from syncflow.sync.registry import RELEASED, RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.reconcile import release_related, release_rule, sync_related
 from syncflow.sync.rule import SyncRule
@@ -116,15 +116,18 @@ class RuleWorker:
     def release(self, rule: SyncRule, *, remove_copies: bool = False) -> int:
         """Release ``rule`` (``quiesce`` first): its finalizer on every source object and on the
         related objects its index recorded there; with ``remove_copies`` first delete every copy it
-        made on the target."""
+        made on the target. Afterwards the rule's entry says so (``RELEASED``) until the watcher
+        publishes the rule again."""
         self.quiesce([rule])
         s = self._sync(rule)
         if remove_copies:
             log_event(logger, "sync.copies_removed", rule=rule.name, copies=reconciler.remove_copies(s))
-        return release_rule(s, self._index(rule)) + sum(
+        released = release_rule(s, self._index(rule)) + sum(
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
+        self.registry.mark_gone(rule.name, RELEASED)
+        return released
 
     def resync(
         self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue, held: resync_mod.Held

@@ -41,6 +41,11 @@ def _enqueue(env: PublishEnv, key: str) -> None:
     tasks.runtime.service.add(ObjectKey.parse(key))
 
 
+def _whole_logs(env: PublishEnv) -> str:
+    """Every line every agent process has logged so far (``logs()`` has only their tails)."""
+    return "\n".join(p.read_text(errors="replace") for p in sorted(env.agent.log_dir.glob("*.log")))
+
+
 def _rule_idle(env: PublishEnv, rule: str) -> bool:
     """No key of PublishedResource ``rule`` is queued, leased or backing off (keys of other rules, e.g.
     one an earlier test's killed worker still leases, do not count)."""
@@ -141,6 +146,39 @@ def test_deleting_a_publishedresource_releases_its_objects(env: PublishEnv) -> N
     team.delete(g.kcp_path(name="held"))
     assert not _ok(team, g.kcp_path(name="held"))  # no finalizer left: gone at once
     assert g.copy_of(cluster, "held") is not None  # the local copy stays
+
+
+def test_a_disabled_publishedresource_is_released_once_not_on_every_projection(env: PublishEnv) -> None:
+    """A release records that it completed; a later projection of the still-disabled PublishedResource
+    (e.g. after a CRD relist) releases nothing again, so it never marks a rule gone that the watcher
+    may have published ready again meanwhile."""
+    g = Published(env, "paused", "paused.example.com", "pauseds", "Paused")
+    cluster = cluster_of(env, "team-1")
+    g.create("team-1", "held", {"v": 1})
+    g.wait_copy(cluster, "held")
+    team = env.workspace("root:org:team-1")
+    env.service.merge_patch(f"{PUBLISHED}/paused", {"spec": {"synchronization": {"enabled": False}}})
+    wait_for(
+        lambda: CLEANUP not in (team.get(g.kcp_path(name="held"))["metadata"].get("finalizers") or []),
+        timeout=60,
+        what=lambda: f"the finalizer to be released\n{env.agent.logs()}",
+    )
+    _bind(env)
+    registry = RuleRegistry(tasks.runtime.service.redis, env.agent_name)
+    wait_for(lambda: registry.released("paused"), timeout=30, what="the release to be recorded")
+    recorded = registry.redis.hget(registry.key, "paused")
+    key = "projection/paused/service//paused"
+    done = re.compile(rf"task\.done key={re.escape(key)} ")
+    runs = len(done.findall(_whole_logs(env)))
+    _enqueue(env, key)
+    wait_for(
+        lambda: len(done.findall(_whole_logs(env))) > runs,
+        timeout=30,
+        what=lambda: f"one more projection of {key}\n{env.agent.logs()}",
+    )
+    assert registry.redis.hget(registry.key, "paused") == recorded, (
+        "the rule was released (marked gone) again"
+    )
 
 
 def test_periodic_resync_repairs_what_the_watcher_missed(env: PublishEnv) -> None:

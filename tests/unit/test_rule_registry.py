@@ -52,6 +52,11 @@ class NoEndpoints:
         raise AssertionError("no API call expected")
 
 
+class NoSourceObjects(NoEndpoints):
+    def everywhere(self, endpoint: str) -> list[object]:
+        return []  # no source object to release
+
+
 def worker(registry: RuleRegistry, redis: fakeredis.FakeRedis) -> RuleWorker:
     running = functools.partial(rules_with_leases, redis, "agent", (SYNC, RELATED))
     return RuleWorker(registry, NoEndpoints(), running)  # type: ignore[arg-type]
@@ -197,6 +202,20 @@ def test_a_release_waits_for_runs_of_its_rule_that_claimed_it_ready(redis: faker
     assert rules_with_leases(redis, "agent", (SYNC, RELATED)) == {"other"}
     with pytest.raises(AssertionError, match="no API call expected"):
         worker(registry, redis).release(rule())  # no run left: it goes on to the source objects
+
+
+def test_a_completed_release_is_recorded_until_the_watcher_publishes_the_rule_again(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    registry.publish({})  # the watcher: gone, not released yet
+    assert registry.lookup("things").state == "gone" and not registry.released("things")
+    running = functools.partial(rules_with_leases, redis, "agent", (SYNC, RELATED))
+    RuleWorker(registry, NoSourceObjects(), running).release(rule())  # type: ignore[arg-type]
+    assert registry.released("things")
+    registry.publish({"things": RuleEntry.ready(rule())})  # enabled again
+    assert registry.lookup("things").state == "ready" and not registry.released("things")
 
 
 def test_quiesce_marks_every_rule_gone_before_it_waits_for_any(redis: fakeredis.FakeRedis) -> None:

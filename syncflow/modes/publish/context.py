@@ -69,7 +69,11 @@ class PublishContext(ModeContext):
         )
 
     def release(self, published: str, schema_name: str) -> int:
-        """End a PublishedResource's rule and release our finalizer on every kcp object of its schema."""
+        """End a PublishedResource's rule and release our finalizer on every kcp object of its schema;
+        0 at once when its release has completed since the watcher last marked the rule gone (every
+        later projection of a disabled PublishedResource, e.g. after a CRD relist)."""
+        if self.worker.registry.released(published):
+            return 0
         schema = self.target.export_workspace.get(f"{SCHEMAS}/{schema_name}")
         return self.worker.release(release_rule(schema["spec"], published, self.settings.agent_name))
 
