@@ -48,17 +48,18 @@ class Answer:
 MAX_HEADER_LINE = 65536
 """Bytes a header line may have (http.client's own limit)."""
 MAX_HEADERS = 100
-"""Header lines an answer may have (http.client's own limit)."""
+"""Lines an answer's header block may have, its blank end included (http.client's own limit)."""
 
 
-def parse_headers(fp: BinaryIO) -> http.client.HTTPMessage:
-    """An answer's header block as ``http.client.parse_headers`` returns it, read line by line:
-    ``name: value`` fields in order, a folded line (one starting with a space or a tab) continuing the
-    field before it after one space (RFC 9112's reading of an obsolete fold), a line without a colon
-    skipped; a line or a block over http.client's limits is refused as it refuses them."""
-    message = http.client.HTTPMessage()
+def parse_headers(fp: BinaryIO, _class: type[http.client.HTTPMessage] = http.client.HTTPMessage) -> Message:
+    """An answer's header block read line by line into the message http.client makes of it: fields in
+    order, the same limits (line length; the block's lines, its blank end included). Where the email
+    package's parser differs on malformed blocks, this reader does what RFC 9112 says: a folded line
+    (one starting with a space or a tab) continues the field before it after one space, and a line
+    without a colon is skipped (the email parser ends the fields there)."""
+    message = _class()
     name, value = "", ""
-    for _ in range(MAX_HEADERS + 1):
+    for _ in range(MAX_HEADERS):
         line = fp.readline(MAX_HEADER_LINE + 1)
         if len(line) > MAX_HEADER_LINE:
             raise http.client.LineTooLong("header line")

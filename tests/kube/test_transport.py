@@ -14,7 +14,7 @@ from kubernetes import client
 
 from syncflow.kube.clients import for_url
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.kube.transport import kept_connections
+from syncflow.kube.transport import _Response, kept_connections
 from syncflow.queue.errors import classify
 from syncflow.queue.workqueue import Outcome
 from tests.kube.conftest import close_client
@@ -48,6 +48,8 @@ def test_the_requests_of_a_thread_share_one_connection(proxied: tuple[TcpProxy, 
         json.merge_patch(f"{CONFIGMAPS}/{name}", {"data": {"a": "c"}})
         json.delete(f"{CONFIGMAPS}/{name}")
     assert proxy.accepted == 1
+    kept = kept_connections(json.api)
+    assert kept is not None and kept._connection().response_class is _Response, "answers read by our reader"
     answers: list[dict[str, object]] = []
     other = threading.Thread(target=lambda: answers.append(json.get(CONFIGMAPS)))
     other.start()
