@@ -41,11 +41,6 @@ def _enqueue(env: PublishEnv, key: str) -> None:
     tasks.runtime.service.add(ObjectKey.parse(key))
 
 
-def _whole_logs(env: PublishEnv) -> str:
-    """Every line every agent process has logged so far (``logs()`` has only their tails)."""
-    return "\n".join(p.read_text(errors="replace") for p in sorted(env.agent.log_dir.glob("*.log")))
-
-
 def _rule_idle(env: PublishEnv, rule: str) -> bool:
     """No key of PublishedResource ``rule`` is queued, leased or backing off (keys of other rules, e.g.
     one an earlier test's killed worker still leases, do not count)."""
@@ -169,10 +164,10 @@ def test_a_disabled_publishedresource_is_released_once_not_on_every_projection(e
     recorded = registry.redis.hget(registry.key, "paused")
     key = "projection/paused/service//paused"
     done = re.compile(rf"task\.done key={re.escape(key)} ")
-    runs = len(done.findall(_whole_logs(env)))
+    runs = len(done.findall(env.agent.whole_logs()))
     _enqueue(env, key)
     wait_for(
-        lambda: len(done.findall(_whole_logs(env))) > runs,
+        lambda: len(done.findall(env.agent.whole_logs())) > runs,
         timeout=30,
         what=lambda: f"one more projection of {key}\n{env.agent.logs()}",
     )

@@ -48,6 +48,10 @@ class SyncflowProcesses:
             if process.poll() is None:
                 self.kill(process)
 
+    def whole_logs(self) -> str:
+        """Every line every process has logged so far."""
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob("*.log")))
+
     def logs(self) -> str:
         """The tail of every log, for failure messages."""
         return "\n".join(

@@ -57,9 +57,9 @@ class NoSourceObjects(NoEndpoints):
         return []  # no source object to release
 
 
-def worker(registry: RuleRegistry, redis: fakeredis.FakeRedis) -> RuleWorker:
+def worker(registry: RuleRegistry, redis: fakeredis.FakeRedis, endpoints: object | None = None) -> RuleWorker:
     running = functools.partial(rules_with_leases, redis, "agent", (SYNC, RELATED))
-    return RuleWorker(registry, NoEndpoints(), running)  # type: ignore[arg-type]
+    return RuleWorker(registry, endpoints or NoEndpoints(), running)  # type: ignore[arg-type]
 
 
 KEY = ObjectKey("sync", "things", "c1", "default", "a")
@@ -211,8 +211,7 @@ def test_a_completed_release_is_recorded_until_the_watcher_publishes_the_rule_ag
     registry.publish({"things": RuleEntry.ready(rule())})
     registry.publish({})  # the watcher: gone, not released yet
     assert registry.lookup("things").state == "gone" and not registry.released("things")
-    running = functools.partial(rules_with_leases, redis, "agent", (SYNC, RELATED))
-    RuleWorker(registry, NoSourceObjects(), running).release(rule())  # type: ignore[arg-type]
+    worker(registry, redis, NoSourceObjects()).release(rule())
     assert registry.released("things")
     registry.publish({"things": RuleEntry.ready(rule())})  # enabled again
     assert registry.lookup("things").state == "ready" and not registry.released("things")
