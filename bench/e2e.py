@@ -8,10 +8,11 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    creates 1,000 objects over the 10 workspaces (8 concurrent clients): objects/s until every local
    copy exists, p50/p99 latency (create response → ADDED on a raw watch of the local resource),
    reconciles per object (``task.done key=sync/…`` lines in the worker logs), API requests per
-   object (both devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests)
-   and Redis round trips per object (``bench.roundtrips``: MONITOR on the run's private Redis), the
-   request rate per endpoint against its budget (first create → last copy), and objects/s and the
-   service devcluster's CPU per object for every 1,000 copies (in the order they appear);
+   object (both devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests),
+   the request rate per endpoint against its budget (first create → last copy), and objects/s and the
+   service devcluster's CPU per object for every 1,000 copies (in the order they appear); then, on
+   the same stack, Redis round trips per object in a second run of ``--count-objects`` objects
+   (``bench.roundtrips``: MONITOR on the run's private Redis, which would slow a timed run);
 2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
@@ -76,6 +77,8 @@ JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
 STEP = 1_000
+COUNTED = "-count"
+"""Suffix of the run that counts Redis round trips."""
 """Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
 T = TypeVar("T")
 assert engine_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
@@ -466,8 +469,6 @@ class Bench:
     async def sync_run(self, run: str, objects: int, timeout: float) -> dict[str, Any]:
         """Create ``objects`` in kcp and time syncflow until every local copy exists."""
         await self.queue.idle(self.stack)
-        if self.roundtrips:
-            self.roundtrips.mark(run)
         before = await traffic([self.kcp, self.service])
         done_before = done_verbs(self.stack)
         cpu_before = self.stack.cpu()
@@ -504,8 +505,6 @@ class Bench:
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
         await self.queue.idle(self.stack, timeout)  # the echoes' reconciles drain at the workers' pace
-        if self.roundtrips:
-            self.roundtrips.mark(run)
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         figures = sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
@@ -516,6 +515,12 @@ class Bench:
             (STEP / (t1 - t0), (c1 - c0) / STEP * 1000) for (t0, c0), (t1, c1) in pairwise(steps)
         ]
         return figures
+
+    async def count_roundtrips(self, run: str, objects: int, timeout: float) -> None:
+        """``sync_run`` of ``objects`` more under MONITOR, as round-trip window ``run``."""
+        assert self.roundtrips is not None, "this bench counts no round trips"
+        with self.roundtrips.counting(run):
+            await self.sync_run(run, objects, timeout)
 
     @staticmethod
     async def _ready(task: asyncio.Task[None]) -> bool | None:
@@ -600,6 +605,11 @@ class Bench:
         }
 
 
+def counted(args: argparse.Namespace) -> int:
+    """Objects of the run that counts Redis round trips."""
+    return max(1, min(int(args.count_objects), int(args.objects)))
+
+
 async def one_stack(
     session: aiohttp.ClientSession,
     redis: RoundTrips,
@@ -648,6 +658,7 @@ async def run(args: argparse.Namespace) -> None:
 
                     async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
                         figures = await bench.sync_run(f"w{n}", args.objects, args.budget)
+                        await bench.count_roundtrips(f"w{n}{COUNTED}", counted(args), args.budget)
                         if n == args.workers[-1] and args.backlog:
                             backlog.update(await bench.backlog_run(args.backlog))
                         return figures
@@ -665,10 +676,10 @@ async def run(args: argparse.Namespace) -> None:
                     bases[clients] = await one_stack(session, redis, root / f"base{clients}", args, baseline)
                     bases[clients]["load"] = load_average(load)
         finally:
-            redis.stop()
+            redis.close()
             redis_stack.stop()
-        for n, counts in redis.windows().items():
-            runs[int(n[1:])]["redis"] = counts
+        for label, counts in redis.windows().items():
+            runs[int(label[1:].removesuffix(COUNTED))]["redis"] = counts
     report(args, runs, backlog, bases, time.perf_counter() - began)
 
 
@@ -702,9 +713,12 @@ def report(
             "  request rate      "
             + "  ".join(f"{side} {rate:.1f}/s (budget {qps:.0f})" for side, (rate, qps) in r["qps"].items())
             + "  (per endpoint, first create -> last copy)",
-            f"  Redis round trips/obj {redis.total() / objects:.2f}  (MONITOR: every process but this one)",
+            f"  Redis round trips/obj {redis.total() / counted(args):.2f}  (MONITOR: every process but this"
+            f" one, in a second run of {counted(args)} objects; MONITOR would slow the timed run)",
             "    by command: "
-            + " ".join(f"{c} {k / objects:.2f}" for c, k in redis.most_common() if k / objects >= 0.01),
+            + " ".join(
+                f"{c} {k / counted(args):.2f}" for c, k in redis.most_common() if k / counted(args) >= 0.01
+            ),
             f"  CPU seconds       {r['cpu']}",
             *(
                 f"  copies {k * STEP + 1}-{(k + 1) * STEP}: {rate:7.1f} obj/s"
@@ -734,7 +748,7 @@ def report(
         "workers  obj/s  ratio  requests/obj  redis RT/obj  sync/obj  status/obj",
         *(
             f"{n:7d} {r['rate']:6.1f} {r['rate'] / base['rate']:6.3f} {r['kcp'] + r['service']:13.2f}"
-            f" {r['redis'].total() / objects:13.2f} {r['sync']:9.2f} {r['status']:11.2f}"
+            f" {r['redis'].total() / counted(args):13.2f} {r['sync']:9.2f} {r['status']:11.2f}"
             for n, r in runs.items()
         ),
     ]
@@ -768,6 +782,12 @@ def report(
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=1_000, help="objects per run")
+    parser.add_argument(
+        "--count-objects",
+        type=int,
+        default=1_000,
+        help="objects of the second, monitored run that counts Redis round trips (at most --objects)",
+    )
     parser.add_argument("--workspaces", type=int, default=10, help="team workspaces binding the export")
     parser.add_argument(
         "--backlog", type=int, default=10_000, help="bulk-lane keys queued before the new object"
