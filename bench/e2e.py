@@ -5,10 +5,11 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
 
 1. for each worker count (``--workers``, default 1,2,4 processes of ``worker -c 1``; ``--concurrency``
    sets ``-c``), on a fresh stack:
-   creates 1,000 objects over the 10 workspaces (8 concurrent clients): objects/s until every local
-   copy exists, p50/p99 latency (create response → ADDED on a raw watch of the local resource),
-   reconciles per object (``task.done key=sync/…`` lines in the worker logs), API requests per
-   object (both devclusters' ``/debug/requests``, before/after, minus the benchmark's own requests),
+   creates 1,000 objects over the 10 workspaces (8 concurrent clients; ``--create-rate`` paces them):
+   objects/s until every local copy exists, p50/p99 latency (create response → ADDED on a raw watch
+   of the local resource), reconciles per object (``task.done key=sync/…`` lines in the worker
+   logs), API requests per object (both devclusters' ``/debug/requests``, before/after, minus the
+   benchmark's own requests),
    the request rate per endpoint against its budget (first create → last copy), and objects/s and the
    service devcluster's CPU per object for every 1,000 copies (in the order they appear); then, on
    the same stack, Redis round trips per object in a second run of ``--count-objects`` objects
@@ -280,8 +281,10 @@ class Bench:
         broker_url: str | None = None,
         latency: str = "0",
         qps: float | None = None,
+        create_rate: float = 0,
     ) -> None:
         self.stack, self.session, self.concurrency = stack, session, concurrency
+        self.create_rate = create_rate  # kcp creates per second of a syncflow run (0: as fast as they go)
         self.latency = latency  # devcluster --latency of both API servers
         self.roundtrips, self.broker_url = roundtrips, broker_url
         self.qps = qps  # request budget per endpoint (None: syncflow's default)
@@ -420,15 +423,19 @@ class Bench:
         run: str,
         per_object: Callable[[str, int], Awaitable[None]] | None = None,
         clients: int = 8,
+        rate: float = 0,
     ) -> dict[str, float]:
-        """Create ``names`` in kcp (round-robin over workspaces) with ``clients`` concurrent clients;
-        returns create times."""
+        """Create ``names`` in kcp (round-robin over workspaces) with ``clients`` concurrent clients,
+        the ``i``-th not before ``i / rate`` seconds in when ``rate`` is set; returns create times."""
         created: dict[str, float] = {}
         pending = list(enumerate(names))[::-1]
+        began = time.perf_counter()
 
         async def client() -> None:
             while pending:
                 i, name = pending.pop()
+                if rate:
+                    await asyncio.sleep(max(0.0, began + i / rate - time.perf_counter()))
                 team = self.teams[i % len(self.teams)]
                 path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
                 await self.kcp.call("POST", path, widget(name, run))
@@ -484,7 +491,7 @@ class Bench:
         names = [f"{run}-{i}" for i in range(objects)]
         steps.append((time.perf_counter(), self.stack.cpu()["service"]))
         started = time.perf_counter()
-        created = await self.create_all(names, run)
+        created = await self.create_all(names, run, rate=self.create_rate)
         create_s = time.perf_counter() - started
 
         async def complete() -> bool | None:
@@ -631,6 +638,7 @@ async def one_stack(
         broker_url=args.broker_url,
         latency=args.latency,
         qps=args.qps,
+        create_rate=args.create_rate,
     )
     try:
         await bench.setup(workers)
@@ -693,6 +701,7 @@ def report(
     """Print the figures, then the table; ratios are to the baseline with 8 clients (or the most)."""
     objects = args.objects
     base = bases.get(8) or bases[max(bases)]
+    paced = f", paced at {args.create_rate:g}/s" if args.create_rate else ""
     lines = [
         f"{objects} objects over {args.workspaces} workspaces, 8 clients, a fresh stack per run,"
         f" devcluster --latency {args.latency}"
@@ -702,7 +711,7 @@ def report(
         lines += [
             f"syncflow, {n} worker process(es) (-c {args.concurrency} each)  [{r['load']}]:",
             f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
-            f" {r['create_s']:.1f} s)  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
+            f" {r['create_s']:.1f} s{paced})  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
             f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
             "  (create response -> ADDED on a local watch)",
             f"  reconciles/object {r['sync']:8.2f} sync  {r['status']:.2f} status"
@@ -802,6 +811,13 @@ if __name__ == "__main__":
     parser.add_argument("--budget", type=float, default=290, help="seconds one stack's run may take")
     parser.add_argument(
         "--latency", default="0", help="devcluster --latency of both API servers (e.g. 20ms: a remote RTT)"
+    )
+    parser.add_argument(
+        "--create-rate",
+        type=float,
+        default=0,
+        help="kcp creates per second in a syncflow run (default 0: as fast as 8 clients go); above the"
+        " sync rate it spreads the creates' load over the run instead of its first seconds",
     )
     parser.add_argument(
         "--qps", type=float, help="request budget per endpoint, burst twice that (default: syncflow's, 200)"
