@@ -22,6 +22,10 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    count, each on a fresh stack, and prints the bare script's own scale-out beside syncflow's (a
    ceiling for as many pool processes: what the API servers and this machine allow that concurrency).
 
+``--rounds 5`` repeats steps 1 to 3 five times and prints each round's ratio to the baseline at the same
+concurrency and their median: a shared VM's speed drifts between runs, and each ratio compares runs
+made minutes apart, not hours.
+
 ``--latency 20ms`` makes both devclusters answer every API request 20 ms late, like remote API
 servers. The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
 ``.venv/bin/python -m bench.e2e`` (a private ``redis-server``, stopped at the end).
@@ -41,6 +45,7 @@ import asyncio
 import os
 import re
 import signal
+import statistics
 import subprocess
 import tempfile
 import time
@@ -649,46 +654,81 @@ async def one_stack(
         bench.queue.close()
 
 
+Round = tuple[dict[int, dict[str, Any]], dict[str, float], dict[int, dict[str, Any]]]
+"""One round's syncflow runs by worker count, its backlog run, and its baselines by client count."""
+
+
+async def one_round(
+    session: aiohttp.ClientSession, redis: RoundTrips, work: Path, k: int, args: argparse.Namespace
+) -> Round:
+    """Every worker count on its own fresh stack, then every baseline on another."""
+    work.mkdir()
+    runs: dict[int, dict[str, Any]] = {}
+    backlog: dict[str, float] = {}
+    bases: dict[int, dict[str, Any]] = {}
+    for n in args.workers:
+        load = os.getloadavg()
+
+        async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
+            figures = await bench.sync_run(f"w{n}", args.objects, args.budget)
+            await bench.count_roundtrips(f"r{k}w{n}{COUNTED}", counted(args), args.budget)
+            if n == args.workers[-1] and args.backlog:
+                backlog.update(await bench.backlog_run(args.backlog))
+            return figures
+
+        runs[n] = await one_stack(session, redis, work / f"w{n}", args, measure, n)
+        runs[n]["load"] = load_average(load)
+    for clients in args.baseline_clients:
+        load = os.getloadavg()
+
+        async def baseline(bench: Bench, clients: int = clients) -> dict[str, Any]:
+            for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
+                bench.stack.stop(name)
+            return await bench.baseline(args.objects, clients)
+
+        bases[clients] = await one_stack(session, redis, work / f"base{clients}", args, baseline)
+        bases[clients]["load"] = load_average(load)
+    return runs, backlog, bases
+
+
 async def run(args: argparse.Namespace) -> None:
-    """Every worker count on its own fresh stack, the baseline on another, Redis round trips counted."""
+    """``--rounds`` rounds, Redis round trips counted; each round's figures, then the ratios by round."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(tempfile.mkdtemp(prefix="e2e-", dir=args.logs) if args.logs else scratch)
         began = time.perf_counter()
         redis_stack = DemoStack(root)
         redis = RoundTrips(provide_redis(redis_stack, None).url, root / "monitor.log")
-        runs: dict[int, dict[str, Any]] = {}
-        backlog: dict[str, float] = {}
-        bases: dict[int, dict[str, Any]] = {}
+        rounds: list[Round] = []
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-                for n in args.workers:
-                    load = os.getloadavg()
-
-                    async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
-                        figures = await bench.sync_run(f"w{n}", args.objects, args.budget)
-                        await bench.count_roundtrips(f"w{n}{COUNTED}", counted(args), args.budget)
-                        if n == args.workers[-1] and args.backlog:
-                            backlog.update(await bench.backlog_run(args.backlog))
-                        return figures
-
-                    runs[n] = await one_stack(session, redis, root / f"w{n}", args, measure, n)
-                    runs[n]["load"] = load_average(load)
-                for clients in args.baseline_clients:
-                    load = os.getloadavg()
-
-                    async def baseline(bench: Bench, clients: int = clients) -> dict[str, Any]:
-                        for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
-                            bench.stack.stop(name)
-                        return await bench.baseline(args.objects, clients)
-
-                    bases[clients] = await one_stack(session, redis, root / f"base{clients}", args, baseline)
-                    bases[clients]["load"] = load_average(load)
+                for k in range(1, args.rounds + 1):
+                    rounds.append(await one_round(session, redis, root / f"round{k}", k, args))
         finally:
             redis.close()
             redis_stack.stop()
-        for label, counts in redis.windows().items():
-            runs[int(label[1:].removesuffix(COUNTED))]["redis"] = counts
-    report(args, runs, backlog, bases, time.perf_counter() - began)
+        windows = redis.windows()
+    for k, (runs, backlog, bases) in enumerate(rounds, 1):
+        for n, r in runs.items():
+            r["redis"] = windows[f"r{k}w{n}{COUNTED}"]
+        if args.rounds > 1:
+            print(f"round {k} of {args.rounds}")
+        report(args, runs, backlog, bases)
+    if args.rounds > 1:
+        print(ratios_by_round(rounds, args.concurrency))
+    print(f"total run {time.perf_counter() - began:.0f} s")
+
+
+def ratios_by_round(rounds: list[Round], concurrency: int) -> str:
+    """Each worker count's ratio to the same round's baseline at the same concurrency, and the median:
+    a VM whose speed drifts between runs moves one round's ratio, not the median."""
+    lines = ["ratio to the same round's baseline with as many clients as pool processes, by round"]
+    for n in rounds[0][0]:
+        slots = n * concurrency
+        ratios = [runs[n]["rate"] / bases[slots]["rate"] for runs, _, bases in rounds if slots in bases]
+        if ratios:
+            listed = ", ".join(f"{ratio:.3f}" for ratio in ratios)
+            lines.append(f"  {n} worker process(es): {listed}; median {statistics.median(ratios):.3f}")
+    return "\n".join(lines)
 
 
 def report(
@@ -696,7 +736,6 @@ def report(
     runs: dict[int, dict[str, Any]],
     backlog: dict[str, float],
     bases: dict[int, dict[str, Any]],
-    total_s: float,
 ) -> None:
     """Print the figures, then the table; ratios are to the baseline with 8 clients (or the most)."""
     objects = args.objects
@@ -784,13 +823,19 @@ def report(
                 for i, (k, b) in enumerate(rates)
             )
         )
-    lines.append(f"total run {total_s:.0f} s")
     print("\n".join(lines))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=1_000, help="objects per run")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat every run this many times, each round's baselines right after its syncflow runs,"
+        " and print each ratio and their median (a VM's speed drifts between runs)",
+    )
     parser.add_argument(
         "--count-objects",
         type=int,
