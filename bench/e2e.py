@@ -22,9 +22,10 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    count, each on a fresh stack, and prints the bare script's own scale-out beside syncflow's (a
    ceiling for as many pool processes: what the API servers and this machine allow that concurrency).
 
-``--rounds 5`` repeats steps 1 to 3 five times and prints each round's ratio to the baseline at the same
-concurrency and their median: a shared VM's speed drifts between runs, and each ratio compares runs
-made minutes apart, not hours.
+``--rounds 5`` repeats steps 1 to 3 five times, printing each round's figures as it ends, then each
+round's ratio to its baseline at the same concurrency (without one, to the baseline the figures
+use) and their median: a shared VM's speed drifts between runs, and each ratio compares runs made
+minutes apart, not hours.
 
 ``--latency 20ms`` makes both devclusters answer every API request 20 ms late, like remote API
 servers. The load average is printed before and after each run. Run: ``.venv/bin/python bench/e2e.py`` or
@@ -83,10 +84,11 @@ JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
 STEP = 1_000
+"""Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
 COUNTED = "-count"
 """Suffix of the run that counts Redis round trips."""
-"""Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
 T = TypeVar("T")
+N = TypeVar("N", int, float)
 assert engine_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
 
 
@@ -151,6 +153,10 @@ class Stack:
             f"--- {p.name}\n{p.read_text(errors='replace')[-2500:]}" for p in sorted(self.work.glob("*.log"))
         )
         return BenchError(f"FAILED: {what}\n{tails}")
+
+    def allow(self, seconds: float) -> None:
+        """Let the stack run at least ``seconds`` more (each run on a stack gets the whole budget)."""
+        self.deadline = max(self.deadline, time.monotonic() + seconds)
 
     def remaining(self, timeout: float) -> float:
         """``timeout``, capped by what is left of the run's budget."""
@@ -480,6 +486,7 @@ class Bench:
 
     async def sync_run(self, run: str, objects: int, timeout: float) -> dict[str, Any]:
         """Create ``objects`` in kcp and time syncflow until every local copy exists."""
+        self.stack.allow(timeout)
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.service])
         done_before = done_verbs(self.stack)
@@ -619,7 +626,19 @@ class Bench:
 
 def counted(args: argparse.Namespace) -> int:
     """Objects of the run that counts Redis round trips."""
-    return max(1, min(int(args.count_objects), int(args.objects)))
+    return min(int(args.count_objects), int(args.objects))
+
+
+def at_least(lowest: float, kind: Callable[[str], N]) -> Callable[[str], N]:
+    """An argparse type: ``kind`` of the text, refused below ``lowest``."""
+
+    def parse(text: str) -> N:
+        value = kind(text)
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"{value} is below {lowest:g}")
+        return value
+
+    return parse
 
 
 async def one_stack(
@@ -702,33 +721,42 @@ async def run(args: argparse.Namespace) -> None:
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
                 for k in range(1, args.rounds + 1):
-                    rounds.append(await one_round(session, redis, root / f"round{k}", k, args))
+                    runs, backlog, bases = await one_round(session, redis, root / f"round{k}", k, args)
+                    windows = redis.windows()
+                    for n, r in runs.items():
+                        r["redis"] = windows[f"r{k}w{n}{COUNTED}"]
+                    if args.rounds > 1:
+                        print(f"round {k} of {args.rounds}")
+                    report(args, runs, backlog, bases)  # now: a later round's failure loses nothing
+                    rounds.append((runs, backlog, bases))
         finally:
             redis.close()
             redis_stack.stop()
-        windows = redis.windows()
-    for k, (runs, backlog, bases) in enumerate(rounds, 1):
-        for n, r in runs.items():
-            r["redis"] = windows[f"r{k}w{n}{COUNTED}"]
-        if args.rounds > 1:
-            print(f"round {k} of {args.rounds}")
-        report(args, runs, backlog, bases)
     if args.rounds > 1:
         print(ratios_by_round(rounds, args.concurrency))
     print(f"total run {time.perf_counter() - began:.0f} s")
 
 
 def ratios_by_round(rounds: list[Round], concurrency: int) -> str:
-    """Each worker count's ratio to the same round's baseline at the same concurrency, and the median:
-    a VM whose speed drifts between runs moves one round's ratio, not the median."""
-    lines = ["ratio to the same round's baseline with as many clients as pool processes, by round"]
+    """Each worker count's ratio to the same round's baseline with as many clients as pool processes
+    (else the one ``report`` compares with), and the median: a VM whose speed drifts between runs
+    moves one round's ratio, not the median."""
+    lines = ["ratio to the same round's baseline, by round"]
     for n in rounds[0][0]:
         slots = n * concurrency
-        ratios = [runs[n]["rate"] / bases[slots]["rate"] for runs, _, bases in rounds if slots in bases]
-        if ratios:
-            listed = ", ".join(f"{ratio:.3f}" for ratio in ratios)
-            lines.append(f"  {n} worker process(es): {listed}; median {statistics.median(ratios):.3f}")
+        clients = slots if slots in rounds[0][2] else ratio_clients(rounds[0][2])
+        ratios = [runs[n]["rate"] / bases[clients]["rate"] for runs, _, bases in rounds]
+        listed = ", ".join(f"{ratio:.3f}" for ratio in ratios)
+        lines.append(
+            f"  {n} worker process(es) against {clients} client(s): {listed};"
+            f" median {statistics.median(ratios):.3f}"
+        )
     return "\n".join(lines)
+
+
+def ratio_clients(bases: dict[int, dict[str, Any]]) -> int:
+    """The baseline the report's ratios use: 8 clients, else the most measured."""
+    return 8 if 8 in bases else max(bases)
 
 
 def report(
@@ -739,7 +767,7 @@ def report(
 ) -> None:
     """Print the figures, then the table; ratios are to the baseline with 8 clients (or the most)."""
     objects = args.objects
-    base = bases.get(8) or bases[max(bases)]
+    base = bases[ratio_clients(bases)]
     paced = f", paced at {args.create_rate:g}/s" if args.create_rate else ""
     lines = [
         f"{objects} objects over {args.workspaces} workspaces, 8 clients, a fresh stack per run,"
@@ -831,14 +859,14 @@ if __name__ == "__main__":
     parser.add_argument("--objects", type=int, default=1_000, help="objects per run")
     parser.add_argument(
         "--rounds",
-        type=int,
+        type=at_least(1, int),
         default=1,
         help="repeat every run this many times, each round's baselines right after its syncflow runs,"
         " and print each ratio and their median (a VM's speed drifts between runs)",
     )
     parser.add_argument(
         "--count-objects",
-        type=int,
+        type=at_least(1, int),
         default=1_000,
         help="objects of the second, monitored run that counts Redis round trips (at most --objects)",
     )
@@ -853,16 +881,22 @@ if __name__ == "__main__":
         help="worker process counts, comma-separated (each on a fresh stack)",
     )
     parser.add_argument("--concurrency", type=int, default=1, help="worker -c (child processes per worker)")
-    parser.add_argument("--budget", type=float, default=290, help="seconds one stack's run may take")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=290,
+        help="seconds a stack's set-up and first run may take, and each later run on it",
+    )
     parser.add_argument(
         "--latency", default="0", help="devcluster --latency of both API servers (e.g. 20ms: a remote RTT)"
     )
     parser.add_argument(
         "--create-rate",
-        type=float,
+        type=at_least(0, float),
         default=0,
-        help="kcp creates per second in a syncflow run (default 0: as fast as 8 clients go); above the"
-        " sync rate it spreads the creates' load over the run instead of its first seconds",
+        help="kcp creates per second in a syncflow run (default 0: as fast as 8 clients go); just above the"
+        " sync rate it spreads the creates' load over the run instead of its first seconds; below it,"
+        " the run measures the pacing (the baseline is never paced)",
     )
     parser.add_argument(
         "--qps", type=float, help="request budget per endpoint, burst twice that (default: syncflow's, 200)"

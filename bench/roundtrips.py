@@ -60,17 +60,16 @@ class RoundTrips:
     @contextlib.contextmanager
     def counting(self, label: str) -> Iterator[None]:
         """Monitor Redis while the block runs, as window ``label``; the monitor stops after it."""
+        newest = max(int(c["id"]) for c in self.redis.client_list())  # an earlier monitor is older
         with self.path.open("ab") as out:
+            start = out.tell()
             process = subprocess.Popen(["redis-cli", "-u", self.url, "monitor"], stdout=out)
         try:
-            _wait(
-                lambda: any("O" in c.get("flags", "") for c in self.redis.client_list()), "monitor attached"
-            )
+            _wait(lambda: any(int(c["id"]) > newest for c in self._monitors()), "monitor attached")
             self._mark(label)
             yield
             self._mark(label)
-            marker = f"{_MARK}{label}"
-            _wait(lambda: self.path.read_text(errors="replace").count(marker) >= 2, f"window {label} written")
+            _wait(lambda: self._written(start).count(f"{_MARK}{label}") >= 2, f"window {label} written")
         finally:
             process.terminate()
             process.wait(timeout=10)
@@ -79,6 +78,16 @@ class RoundTrips:
         """Open or close window ``label`` (the ECHO is the benchmark's, so it is not counted)."""
         self.redis.echo(f"{_MARK}{label}")
         self._bench |= {c["addr"] for c in self.redis.client_list() if c.get("name") == BENCH_CLIENT}
+
+    def _monitors(self) -> list[dict[str, str]]:
+        """The clients in MONITOR mode (flag ``O``)."""
+        return [c for c in self.redis.client_list() if "O" in c["flags"]]
+
+    def _written(self, start: int) -> str:
+        """What the monitors wrote from ``start`` on."""
+        with self.path.open("rb") as log:
+            log.seek(start)
+            return log.read().decode(errors="replace")
 
     def close(self) -> None:
         """Close the benchmark's connection."""
@@ -99,6 +108,7 @@ class RoundTrips:
             if _MARK in command:
                 label = command.split(_MARK, 1)[1].strip('"')
                 open_ = None if open_ == label else label
+                in_multi.clear()  # a transaction cut by a mark is not counted in the next window
                 counts.setdefault(label, Counter())
                 continue
             if open_ is None or client == "lua" or client in self._bench:
