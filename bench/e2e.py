@@ -9,11 +9,11 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    objects/s until every local copy exists, p50/p99 latency (create response → ADDED on a raw watch
    of the local resource), reconciles per object (``task.done key=sync/…`` lines in the worker
    logs), API requests per object (both devclusters' ``/debug/requests``, before/after, minus the
-   benchmark's own requests),
-   the request rate per endpoint against its budget (first create → last copy), and objects/s and the
-   service devcluster's CPU per object for every 1,000 copies (in the order they appear); then, on
-   the same stack, Redis round trips per object in a second run of ``--count-objects`` objects
-   (``bench.roundtrips``: MONITOR on the run's private Redis, which would slow a timed run);
+   benchmark's own requests), the request rate per endpoint against its budget (first create → last
+   copy), and objects/s and the service devcluster's CPU per object for every 1,000 copies (in the
+   order they appear); then, on the same stack, Redis round trips per object in a second run of
+   ``--count-objects`` objects (``bench.roundtrips``: MONITOR on the run's private Redis, which would
+   slow a timed run);
 2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
@@ -727,7 +727,7 @@ async def run(args: argparse.Namespace) -> None:
                         r["redis"] = windows[f"r{k}w{n}{COUNTED}"]
                     if args.rounds > 1:
                         print(f"round {k} of {args.rounds}")
-                    report(args, runs, backlog, bases)  # now: a later round's failure loses nothing
+                    report(args, runs, backlog, bases)  # printed now, a later round's failure cannot lose it
                     rounds.append((runs, backlog, bases))
         finally:
             redis.close()
