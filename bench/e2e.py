@@ -18,9 +18,12 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
    process (kcp create, finalizer patch, namespace create once per namespace, local create,
-   state-Secret create), 8 concurrent clients; ``--baseline-clients 1,2,4,8`` runs it once per client
-   count, each on a fresh stack, and prints the bare script's own scale-out beside syncflow's (a
-   ceiling for as many pool processes: what the API servers and this machine allow that concurrency).
+   state-Secret create), 8 concurrent clients, timed like a syncflow run: until the same raw watch
+   has seen every local copy (the watch costs both API server and this process CPU, so both runs pay
+   it; ``--baseline-unobserved`` times it by the write responses instead);
+   ``--baseline-clients 1,2,4,8`` runs it once per client count, each on a fresh stack, and prints the
+   bare script's own scale-out beside syncflow's (a ceiling for as many pool processes: what the API
+   servers and this machine allow that concurrency).
 
 ``--rounds 5`` repeats steps 1 to 3 five times, printing each round's figures as it ends, then each
 round's ratio to its baseline at the same concurrency (without one, to the baseline the figures
@@ -87,6 +90,8 @@ STEP = 1_000
 """Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
 COUNTED = "-count"
 """Suffix of the run that counts Redis round trips."""
+BASE_COPY = "base-copy"
+"""The ``bench-run`` label of the baseline's local copies."""
 T = TypeVar("T")
 N = TypeVar("N", int, float)
 assert engine_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
@@ -571,15 +576,20 @@ class Bench:
             "pending": pending,
         }
 
-    async def baseline(self, objects: int, clients: int = 8) -> dict[str, Any]:
+    async def baseline(self, objects: int, clients: int = 8, observed: bool = True) -> dict[str, Any]:
         """The writes the sync semantics need, done directly by ``clients`` concurrent clients: kcp
         create, the finalizer patch in kcp, namespace create once per namespace, local create,
-        state-Secret create."""
+        state-Secret create. ``observed``: timed like a syncflow run, by the same raw watch of the
+        local copies (which costs both API server and this process CPU); else by the write responses."""
         namespaces: dict[str, asyncio.Lock] = {c: asyncio.Lock() for c in self.clusters}
         made: set[str] = set()
         before = (await self.kcp.counts()).total() + (await self.service.counts()).total()
         latencies: list[float] = []
         created_at: dict[str, float] = {}
+        seen: dict[str, float] = {}
+        watcher = asyncio.create_task(self.watch_copies(BASE_COPY, seen, objects)) if observed else None
+        if watcher is not None:
+            await asyncio.sleep(0.2)  # the watch is open before the first create, as in sync_run
 
         async def copy(name: str, team: int) -> None:
             namespace = f"base-{self.clusters[team]}"
@@ -589,9 +599,8 @@ class Bench:
                         "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}}, (409,)
                     )
                     made.add(namespace)
-            body = widget(
-                name, "base-copy", **{"syncagent.kcp.io/remote-object-cluster": self.clusters[team]}
-            )
+            body = widget(name, BASE_COPY, **{"syncagent.kcp.io/remote-object-cluster": self.clusters[team]})
+            body["metadata"]["annotations"] = {"syncagent.kcp.io/remote-object-name": name}
             await self.kcp.call(
                 "PATCH",
                 f"/clusters/{self.teams[team]}/apis/{GROUP}/v1/namespaces/default/{PLURAL}/{name}",
@@ -609,8 +618,13 @@ class Bench:
 
         cpu_before = self.stack.cpu()
         started = time.perf_counter()
-        await self.create_all([f"base-{i}" for i in range(objects)], "base", timed, clients)
-        elapsed = time.perf_counter() - started
+        created = await self.create_all([f"base-{i}" for i in range(objects)], "base", timed, clients)
+        if watcher is not None:
+            await self.stack.wait(
+                lambda: self._ready(watcher), 60, f"the watch to see every copy (seen {len(seen)})", 0.05
+            )
+            latencies = [(seen[name] - at) * 1000 for name, at in created.items()]
+        elapsed = (max(seen.values()) if seen else time.perf_counter()) - started
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
         calls = (await self.kcp.counts()).total() + (await self.service.counts()).total() - before
@@ -619,6 +633,7 @@ class Bench:
             "elapsed": elapsed,
             "p50": percentile(latencies, 50),
             "p99": percentile(latencies, 99),
+            "observed": observed,
             "calls": calls / objects,
             "cpu": cpu_summary(cpu, elapsed, objects),
         }
@@ -703,7 +718,7 @@ async def one_round(
         async def baseline(bench: Bench, clients: int = clients) -> dict[str, Any]:
             for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
                 bench.stack.stop(name)
-            return await bench.baseline(args.objects, clients)
+            return await bench.baseline(args.objects, clients, observed=not args.baseline_unobserved)
 
         bases[clients] = await one_stack(session, redis, work / f"base{clients}", args, baseline)
         bases[clients]["load"] = load_average(load)
@@ -808,7 +823,11 @@ def report(
             f" state Secret), this process, {clients} clients  [{b['load']}]:",
             f"  throughput        {b['rate']:8.1f} obj/s  ({b['elapsed']:.1f} s)",
             f"  latency           p50 {b['p50']:.0f} ms  p99 {b['p99']:.0f} ms"
-            "  (kcp create response -> local create response)",
+            + (
+                "  (create response -> ADDED on a local watch, as syncflow's)"
+                if b["observed"]
+                else "  (kcp create response -> local create response; unobserved)"
+            ),
             f"  API requests/obj  {b['calls']:8.2f}",
             f"  CPU seconds       {b['cpu']}",
         ]
@@ -906,6 +925,12 @@ if __name__ == "__main__":
         type=lambda text: [int(n) for n in text.split(",")],
         default=[8],
         help="baseline client counts, comma-separated (each on a fresh stack; ratios use 8)",
+    )
+    parser.add_argument(
+        "--baseline-unobserved",
+        action="store_true",
+        help="time the baseline by its write responses, without the watch of the local copies that"
+        " times syncflow's runs and costs CPU (as before issue 16's eighth round; unfair to syncflow)",
     )
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     parser.add_argument(
