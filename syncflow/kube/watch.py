@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -243,7 +244,7 @@ class ResourceWatch:
             if stream.reason is None:  # a dropped connection; otherwise we shut it down ourselves
                 raise
         finally:
-            self._save()
+            self._save_at_end()
         if stream.reason == INACTIVE:
             raise StalledError(f"no event for {self.inactivity_timeout}s")
 
@@ -287,6 +288,25 @@ class ResourceWatch:
         if changes >= BOOKMARK_BATCH or time.monotonic() - self._saved_at >= BOOKMARK_INTERVAL:
             self._save()
         self._set_status()
+
+    def _save_at_end(self) -> None:
+        """``_save`` as a connection ends. If it ends in an error, a failed store is logged, not raised:
+        the watch reports and handles the stream's error (e.g. 410 Gone relists), and the unsaved
+        changes stay for the next store."""
+        if sys.exception() is None:
+            self._save()
+            return
+        try:
+            self._save()
+        except Exception as exc:
+            log_event(
+                logger,
+                "watch.save_failed",
+                level=logging.WARNING,
+                watch=self.name,
+                resource_version=self._rv,
+                error=f"{type(exc).__name__}: {exc}",
+            )
 
     def _save(self) -> None:
         """Store the resume point and the ref changes seen since the last store (no-op if none)."""

@@ -10,6 +10,7 @@ import pytest
 from kubernetes import client
 
 from syncflow import echoes
+from syncflow.kube import watch as watch_module
 from syncflow.kube.bookmarks import MemoryBookmarks
 from syncflow.kube.clients import for_url
 from syncflow.kube.refs import ObjectRef
@@ -261,3 +262,61 @@ def test_a_burst_of_events_stores_its_resume_point_a_few_times_and_loses_no_ref(
     stored = bookmarks.get(f"cm-{namespace}")
     assert stored is not None and stored.resource_version == running.watch.status.resource_version
     assert stored.refs == refs(namespace, *names[1:])
+
+
+class StoreDownError(Exception):
+    """The bookmark store is unreachable."""
+
+
+class FailingBookmarks(MemoryBookmarks):
+    """Memory bookmarks whose stores fail while ``failing`` is set, as when Redis goes away."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing = False
+
+    def set(self, name: str, resource_version: str, **refs: Any) -> None:  # type: ignore[override]
+        if self.failing:
+            raise StoreDownError("the bookmark store is unreachable")
+        super().set(name, resource_version, **refs)
+
+
+def test_a_store_that_fails_as_a_connection_drops_is_logged_and_the_drop_is_what_the_watch_reports(
+    devcluster: DevclusterProcess,
+    api: client.ApiClient,
+    core: client.CoreV1Api,
+    namespace: str,
+    run_watch: Runner,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(watch_module, "BOOKMARK_INTERVAL", 1e9)  # only a connection's end stores events
+    caplog.set_level(logging.INFO, logger="syncflow.kube.watch")
+    with tcp_proxy(devcluster.url) as proxy:
+        proxied = for_url(api, proxy.url)
+        bookmarks, recorder = FailingBookmarks(), Recorder()
+        running = run_watch(watch_of(proxied, namespace, recorder, bookmarks, inactivity_timeout=1.0))
+        wait_for(lambda: running.watch.status.healthy, what="watch connected")
+        core.create_namespaced_config_map(namespace, configmap("unsaved"), _request_timeout=T)
+        wait_for(lambda: recorder.saw("ADDED", "unsaved"), what="the event, not stored yet")
+
+        bookmarks.failing = True
+        proxy.cut()
+        wait_for(lambda: logged(caplog, "watch.failed"), what="the dropped connection reported")
+        bookmarks.failing = False  # before the watch reconnects (its first retry waits 0.2 s)
+        [save_failed] = logged(caplog, "watch.save_failed")
+        assert save_failed["watch"] == f"cm-{namespace}" and "StoreDownError" in save_failed["error"]
+        assert all("StoreDownError" not in f["error"] for f in logged(caplog, "watch.failed")), (
+            "the drop, not the failed store, is the watch's error"
+        )
+
+        wait_for(lambda: running.watch.status.healthy, timeout=10, what="reconnected")
+        running.halt()  # the connection ends cleanly: the change the failed store held is stored now
+        stored = bookmarks.get(f"cm-{namespace}")
+        assert stored is not None and ObjectRef("", namespace, "unsaved") in stored.refs
+        close_client(proxied)
+
+
+def logged(caplog: pytest.LogCaptureFixture, event: str) -> list[dict[str, Any]]:
+    """The fields of every ``event`` line logged so far."""
+    return [r.syncflow_fields for r in caplog.records if r.getMessage() == event]  # type: ignore[attr-defined]
