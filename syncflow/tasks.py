@@ -179,7 +179,11 @@ def keyed_task(verb: str, queue: str = "sync", *, names_rule: bool = False) -> C
     def register(handler: Handler) -> Handler:
         register_verb(verb, queue, names_rule=names_rule)
         app.task(
-            name=f"syncflow.{verb}", base=KeyedTask, bind=True, queue=queue, handler=staticmethod(handler)
+            name=f"syncflow.{verb}",
+            base=KeyedTask,
+            bind=True,
+            handler=staticmethod(handler),
+            syncflow_queue=queue,
         )(_run)
         return handler
 
@@ -200,7 +204,7 @@ def periodic_task(name: str) -> Callable[[Callable[P, R]], Callable[P, R | None]
                 log_event(logger, "periodic.failed", level=logging.WARNING, task=name, error=error)
                 return None
 
-        return cast(Callable[P, R | None], app.task(name=name, queue=PERIODIC_QUEUE)(run))
+        return cast(Callable[P, R | None], app.task(name=name, syncflow_queue=PERIODIC_QUEUE)(run))
 
     return register
 
@@ -285,7 +289,7 @@ def pump() -> dict[str, int] | None:
     return asdict(totals)
 
 
-@app.task(name="syncflow.replay", queue=CONTROL_QUEUE, throws=(LookupError,))  # type: ignore[untyped-decorator]
+@app.task(name="syncflow.replay", throws=(LookupError,), syncflow_queue=CONTROL_QUEUE)  # type: ignore[untyped-decorator]
 def replay(key: str) -> bool:
     """Unpark ``key`` and process it again (the task Flower's send-task can call); a key that is not
     parked fails the task, so Flower shows that nothing happened."""

@@ -29,6 +29,16 @@ def broker_transport_options(settings: Settings) -> dict[str, Any]:
     }
 
 
+def route_by_task(
+    name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any
+) -> dict[str, str] | None:
+    """Celery router: a registered task sent by name (beat, Flower's send-task, ``celery call``) goes
+    to the queue its registration names, ``app.task(..., syncflow_queue=...)`` (Celery's own ``queue``
+    task attribute is deprecated for ``task_routes``); a queue the sender names wins."""
+    queue = getattr(task, "syncflow_queue", None)
+    return {"queue": queue} if queue else None
+
+
 def celery_queues(settings: Settings) -> list[Queue]:
     """syncflow's Celery queues; on RabbitMQ quorum queues when ``broker_quorum_queues`` is set."""
     arguments = {"x-queue-type": "quorum"} if settings.broker_quorum_queues else None
@@ -53,11 +63,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "accept_content": ["json"],
         "task_queues": celery_queues(settings),
         "task_default_queue": "sync",
-        # Messages sent by name (beat, Flower's send-task) reach the right queue too.
-        "task_routes": {
-            "syncflow.pump": {"queue": PERIODIC_QUEUE},
-            "syncflow.replay": {"queue": CONTROL_QUEUE},
-        },
+        # Messages sent by name (beat, Flower's send-task) reach the right queue too; the two by
+        # name also from a process that did not import the task modules.
+        "task_routes": (
+            {"syncflow.pump": {"queue": PERIODIC_QUEUE}, "syncflow.replay": {"queue": CONTROL_QUEUE}},
+            route_by_task,
+        ),
         "task_create_missing_queues": False,
         # A message is acked after the run; a dead pool child's message is requeued.
         "task_acks_late": True,

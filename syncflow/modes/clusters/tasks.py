@@ -76,7 +76,7 @@ def waiting_task(key: ObjectKey) -> None:
     )
 
 
-@app.task(name="syncflow.clusters-tick", queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
+@app.task(name="syncflow.clusters-tick", syncflow_queue=PERIODIC_QUEUE)  # type: ignore[untyped-decorator]
 def tick() -> int:
     """Beat: probe every Cluster; now and then negotiate every type again."""
     context = _context()
