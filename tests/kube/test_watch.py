@@ -269,14 +269,15 @@ class StoreDownError(Exception):
 
 
 class FailingBookmarks(MemoryBookmarks):
-    """Memory bookmarks whose stores fail while ``failing`` is set, as when Redis goes away."""
+    """Memory bookmarks whose next store fails once ``fail_next`` is set, as when Redis goes away."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.failing = False
+        self.fail_next = False
 
     def set(self, name: str, resource_version: str, **refs: Any) -> None:  # type: ignore[override]
-        if self.failing:
+        if self.fail_next:
+            self.fail_next = False
             raise StoreDownError("the bookmark store is unreachable")
         super().set(name, resource_version, **refs)
 
@@ -300,10 +301,9 @@ def test_a_store_that_fails_as_a_connection_drops_is_logged_and_the_drop_is_what
         core.create_namespaced_config_map(namespace, configmap("unsaved"), _request_timeout=T)
         wait_for(lambda: recorder.saw("ADDED", "unsaved"), what="the event, not stored yet")
 
-        bookmarks.failing = True
+        bookmarks.fail_next = True  # the store as the connection ends
         proxy.cut()
         wait_for(lambda: logged(caplog, "watch.failed"), what="the dropped connection reported")
-        bookmarks.failing = False  # before the watch reconnects (its first retry waits 0.2 s)
         [save_failed] = logged(caplog, "watch.save_failed")
         assert save_failed["watch"] == f"cm-{namespace}" and "StoreDownError" in save_failed["error"]
         assert all("StoreDownError" not in f["error"] for f in logged(caplog, "watch.failed")), (
