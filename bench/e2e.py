@@ -71,6 +71,7 @@ from bench.support import (
     cpu_summary,
     done_verbs,
     load_average,
+    open_watch,
     percentile,
     sync_figures,
     traffic,
@@ -468,8 +469,10 @@ class Bench:
         seen: dict[str, float],
         expected: int,
         on_new: Callable[[int], None] | None = None,
+        opened: asyncio.Event | None = None,
     ) -> None:
-        """Record when each local copy of run ``run`` first appears (raw watch stream)."""
+        """Record when each local copy of run ``run`` first appears (raw watch stream); ``opened``:
+        see ``watch_first_seen``."""
         await watch_first_seen(
             self.session,
             self.service,
@@ -480,6 +483,7 @@ class Bench:
             expected,
             timeout=max(1, int(self.stack.remaining(3600))),
             on_new=on_new,
+            opened=opened,
         )
 
     async def count_copies(self, run: str) -> int:
@@ -503,8 +507,7 @@ class Bench:
             if count % STEP == 0:
                 steps.append((time.perf_counter(), self.stack.cpu()["service"]))
 
-        watcher = asyncio.create_task(self.watch_copies(run, seen, objects, step))
-        await asyncio.sleep(0.2)  # the watch is open before the first create
+        watcher = await open_watch(lambda opened: self.watch_copies(run, seen, objects, step, opened))
         names = [f"{run}-{i}" for i in range(objects)]
         steps.append((time.perf_counter(), self.stack.cpu()["service"]))
         started = time.perf_counter()
@@ -561,8 +564,7 @@ class Bench:
         sent = self.queue.service.add_many(keys, bulk=True)
         enqueue_s = time.perf_counter() - started
         seen: dict[str, float] = {}
-        watcher = asyncio.create_task(self.watch_copies("fresh", seen, 1))
-        await asyncio.sleep(0.2)
+        watcher = await open_watch(lambda opened: self.watch_copies("fresh", seen, 1, opened=opened))
         created = await self.create_all(["fresh-0"], "fresh")
         await self.stack.wait(lambda: self._ready(watcher), 60, "the new object's local copy", 0.01)
         latency = seen["fresh-0"] - created["fresh-0"]
@@ -587,9 +589,11 @@ class Bench:
         latencies: list[float] = []
         created_at: dict[str, float] = {}
         seen: dict[str, float] = {}
-        watcher = asyncio.create_task(self.watch_copies(BASE_COPY, seen, objects)) if observed else None
-        if watcher is not None:
-            await asyncio.sleep(0.2)  # the watch is open before the first create, as in sync_run
+        watcher = (
+            await open_watch(lambda opened: self.watch_copies(BASE_COPY, seen, objects, opened=opened))
+            if observed
+            else None
+        )
 
         async def copy(name: str, team: int) -> None:
             namespace = f"base-{self.clusters[team]}"

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,15 +87,19 @@ async def watch_first_seen(
     *,
     timeout: int = 290,
     on_new: Callable[[int], None] | None = None,
+    opened: asyncio.Event | None = None,
 ) -> None:
     """Record in ``seen`` when each object of ``path`` matching ``selector`` (a label selector, URL-encoded)
     first appears on a raw watch stream, by ``name_of(object)``, until ``expected`` are seen or the watch
-    ends after ``timeout`` seconds; ``on_new(len(seen))`` is called after each new one."""
+    ends after ``timeout`` seconds; ``on_new(len(seen))`` is called after each new one. ``opened`` is set
+    once the stream answers: an object created from then on is seen."""
     _, listed = await api.call("GET", f"{path}?labelSelector={selector}")
     rv = listed["metadata"]["resourceVersion"]
     api.mine["GET"] += 1
     url = f"{api.url}{path}?watch=1&labelSelector={selector}&resourceVersion={rv}&timeoutSeconds={timeout}"
     async with session.get(url) as response:
+        if opened is not None:
+            opened.set()
         async for line in response.content:
             event = orjson.loads(line)
             if event["type"] in ("ADDED", "MODIFIED"):
@@ -107,6 +111,24 @@ async def watch_first_seen(
                     on_new(len(seen))
                 if len(seen) >= expected:
                     return
+
+
+async def open_watch(
+    watch: Callable[[asyncio.Event], Coroutine[Any, Any, None]], timeout: float = 30
+) -> asyncio.Task[None]:
+    """Start ``watch`` as a task, handing it the event it sets once its stream is open, and return the
+    task when it is (its error, if it fails first; ``TimeoutError`` after ``timeout`` seconds)."""
+    opened = asyncio.Event()
+    task = asyncio.create_task(watch(opened))
+    waiting = asyncio.create_task(opened.wait())
+    await asyncio.wait({task, waiting}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if opened.is_set():
+        return task
+    if task.done():
+        task.result()  # the watch's own error
+    task.cancel()
+    raise TimeoutError(f"the watch did not open within {timeout:g} s")
 
 
 async def traffic(apis: Sequence[Api]) -> list[Counter[str]]:
