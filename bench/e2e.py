@@ -20,7 +20,10 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    process (kcp create, finalizer patch, namespace create once per namespace, local create,
    state-Secret create), 8 concurrent clients, timed like a syncflow run: until the same raw watch
    has seen every local copy (the watch costs both API server and this process CPU, so both runs pay
-   it; ``--baseline-unobserved`` times it by the write responses instead);
+   it; ``--baseline-unobserved`` times it by the write responses instead); its writes are shaped like
+   syncflow's (``bench.copies``: the finalizer patch through the virtual workspace, the copy's labels
+   and annotations, the state Secret's labels and content; ``--baseline-lean`` keeps the smaller
+   bodies and direct path of earlier rounds);
    ``--baseline-clients 1,2,4,8`` runs it once per client count, each on a fresh stack, and prints the
    bare script's own scale-out beside syncflow's (a ceiling for as many pool processes: what the API
    servers and this machine allow that concurrency).
@@ -63,6 +66,7 @@ import aiohttp
 import orjson
 import yaml
 
+from bench.copies import CopyWrites
 from bench.roundtrips import RoundTrips
 from bench.support import (
     BIN,
@@ -410,6 +414,14 @@ class Bench:
         passes = (f"resync.done rule={RULE} kind={kind} " for kind in ("resync", "status"))
         return True if all(line in logs for line in passes) else None
 
+    async def _export_path(self) -> str:
+        """The path of the APIExport's virtual workspace, as its endpoint slice publishes it."""
+        _, endpoint_slice = await self.kcp.call(
+            "GET", f"/clusters/root:org/{APIS}/apiexportendpointslices/{EXPORT}"
+        )
+        url = str(endpoint_slice["status"]["endpoints"][0]["url"])
+        return url.removeprefix(self.kcp.url)
+
     async def _served(self, path: str) -> bool | None:
         status, _ = await self.kcp.call("GET", path, ok=(403, 404))
         return True if status == 200 else None
@@ -578,11 +590,17 @@ class Bench:
             "pending": pending,
         }
 
-    async def baseline(self, objects: int, clients: int = 8, observed: bool = True) -> dict[str, Any]:
+    async def baseline(
+        self, objects: int, clients: int = 8, observed: bool = True, lean: bool = False
+    ) -> dict[str, Any]:
         """The writes the sync semantics need, done directly by ``clients`` concurrent clients: kcp
         create, the finalizer patch in kcp, namespace create once per namespace, local create,
         state-Secret create. ``observed``: timed like a syncflow run, by the same raw watch of the
-        local copies (which costs both API server and this process CPU); else by the write responses."""
+        local copies (which costs both API server and this process CPU); else by the write responses.
+        The bodies and paths are syncflow's (``copy_writes``); ``lean``: the smaller bodies and the
+        direct kcp path of the benchmark before issue 16's ninth round."""
+        export = "" if lean else await self._export_path()
+        writes = CopyWrites(self.stack.agent, export, f"apis/{GROUP}/v1/namespaces/default/{PLURAL}")
         namespaces: dict[str, asyncio.Lock] = {c: asyncio.Lock() for c in self.clusters}
         made: set[str] = set()
         before = (await self.kcp.counts()).total() + (await self.service.counts()).total()
@@ -603,16 +621,17 @@ class Bench:
                         "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}}, (409,)
                     )
                     made.add(namespace)
-            body = widget(name, BASE_COPY, **{"syncagent.kcp.io/remote-object-cluster": self.clusters[team]})
-            body["metadata"]["annotations"] = {"syncagent.kcp.io/remote-object-name": name}
+            cluster = self.clusters[team]
+            kcp_path = writes.kcp_path(self.teams[team], cluster, name)
             await self.kcp.call(
                 "PATCH",
-                f"/clusters/{self.teams[team]}/apis/{GROUP}/v1/namespaces/default/{PLURAL}/{name}",
+                kcp_path,
                 {"metadata": {"finalizers": ["syncagent.kcp.io/cleanup"]}},
                 content_type="application/merge-patch+json",
             )
-            await self.service.call("POST", f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}", body)
-            secret = {"metadata": {"name": f"obj-state-{name}"}, "data": {"state": "e30="}}
+            bodies = writes.lean_bodies if lean else writes.bodies
+            copy, secret = bodies(cluster, widget(name, "base"), widget(name, BASE_COPY))
+            await self.service.call("POST", f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}", copy)
             await self.service.call("POST", "/api/v1/namespaces/syncflow/secrets", secret)
             latencies.append((time.perf_counter() - created_at[name]) * 1000)
 
@@ -638,6 +657,7 @@ class Bench:
             "p50": percentile(latencies, 50),
             "p99": percentile(latencies, 99),
             "observed": observed,
+            "lean": lean,
             "calls": calls / objects,
             "cpu": cpu_summary(cpu, elapsed, objects),
         }
@@ -722,7 +742,9 @@ async def one_round(
         async def baseline(bench: Bench, clients: int = clients) -> dict[str, Any]:
             for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
                 bench.stack.stop(name)
-            return await bench.baseline(args.objects, clients, observed=not args.baseline_unobserved)
+            return await bench.baseline(
+                args.objects, clients, observed=not args.baseline_unobserved, lean=args.baseline_lean
+            )
 
         bases[clients] = await one_stack(session, redis, work / f"base{clients}", args, baseline)
         bases[clients]["load"] = load_average(load)
@@ -833,6 +855,12 @@ def report(
                 else "  (kcp create response -> local create response; unobserved)"
             ),
             f"  API requests/obj  {b['calls']:8.2f}",
+            "  writes            "
+            + (
+                "lean: finalizer patch to the team workspace, 4-byte state Secret (--baseline-lean)"
+                if b["lean"]
+                else "syncflow's: finalizer patch through the virtual workspace, its copy and Secret bodies"
+            ),
             f"  CPU seconds       {b['cpu']}",
         ]
     if backlog:
@@ -935,6 +963,13 @@ if __name__ == "__main__":
         action="store_true",
         help="time the baseline by its write responses, without the watch of the local copies that"
         " times syncflow's runs and costs CPU (as before issue 16's eighth round; unfair to syncflow)",
+    )
+    parser.add_argument(
+        "--baseline-lean",
+        action="store_true",
+        help="give the baseline the benchmark's writes before issue 16's ninth round: the finalizer patch"
+        " straight to the team workspace, not through the virtual workspace as syncflow's, and a copy and"
+        " state Secret smaller than syncflow's (unfair to syncflow)",
     )
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     parser.add_argument(
