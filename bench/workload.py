@@ -44,6 +44,7 @@ from bench.support import (
     done_verbs,
     in_parallel,
     load_average,
+    open_watch,
     percentile,
     sync_figures,
     traffic,
@@ -155,8 +156,11 @@ class WorkloadBench:
         await in_parallel(names, create)
         return created
 
-    async def watch_copies(self, run: str, seen: dict[str, float], expected: int) -> None:
-        """Record when each physical copy of run ``run`` first appears (raw watch stream)."""
+    async def watch_copies(
+        self, run: str, seen: dict[str, float], expected: int, opened: asyncio.Event | None = None
+    ) -> None:
+        """Record when each physical copy of run ``run`` first appears (raw watch stream); ``opened``:
+        see ``watch_first_seen``."""
         await watch_first_seen(
             self.session,
             self.physical,
@@ -165,6 +169,7 @@ class WorkloadBench:
             lambda obj: str(obj["metadata"]["name"]),
             seen,
             expected,
+            opened=opened,
         )
 
     async def sync_run(self, objects: int, timeout: float) -> dict[str, Any]:
@@ -174,8 +179,7 @@ class WorkloadBench:
         before = await traffic([self.kcp, self.physical])
         done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
         seen: dict[str, float] = {}
-        watcher = asyncio.create_task(self.watch_copies(run, seen, objects))
-        await asyncio.sleep(0.2)
+        watcher = await open_watch(lambda opened: self.watch_copies(run, seen, objects, opened))
         names = [f"d-{i}" for i in range(objects)]
         started = time.perf_counter()
         created = await self.create_all(names, run)
