@@ -24,7 +24,7 @@ from syncflow.logs import configure_logging, log_event
 from syncflow.metrics import record as metrics
 from syncflow.neterrors import describe
 from syncflow.queue.celeryconf import celery_config
-from syncflow.queue.execute import Handler, out_of_time, run_message
+from syncflow.queue.execute import Handler, out_of_time, run_message, run_token
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals
 from syncflow.queue.registry import register_verb
@@ -153,7 +153,8 @@ class KeyedTask(Task):  # type: ignore[misc]
     def run_keys(self, keys: tuple[str, ...]) -> str | dict[str, str]:
         request = self.request
         service = runtime.service
-        reports = run_message(service, runtime.renewer, self.handler, keys, request.id, _queue_of(request))
+        token = run_token(request.id)
+        reports = run_message(service, runtime.renewer, self.handler, keys, token, _queue_of(request))
         for report in reports:
             metrics.task_outcome(self.name, report.outcome)
         started = list(zip(keys, reports, strict=False))  # keys past the time share were resent

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import secrets
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -44,6 +45,22 @@ _LEVELS = {
 }
 
 
+RUN_SEPARATOR = "#"
+"""Separates the Celery task id from the nonce of one run in a lease token (task ids are UUIDs)."""
+
+
+def run_token(task_id: str) -> str:
+    """The lease token of one run of a message: its Celery task id and a nonce. A claim that finds
+    its own token on a live lease is its own retry (see claim.lua); a redelivered copy of the message
+    has another nonce, so it never enters a key the first copy still holds."""
+    return f"{task_id}{RUN_SEPARATOR}{secrets.token_hex(6)}"
+
+
+def task_of(token: str) -> str:
+    """The Celery task id in a lease token (the whole token if it has no nonce)."""
+    return token.partition(RUN_SEPARATOR)[0]
+
+
 @dataclass(frozen=True)
 class RunReport:
     """What happened to one key of a message: ``outcome`` is an ``Outcome`` value, invalid-key, busy,
@@ -62,9 +79,10 @@ def run_message(
     token: str,
     celery_queue: str,
 ) -> list[RunReport]:
-    """Process the keys of one message, delivered with ``token`` (the Celery task id) on
-    ``celery_queue``, one after another; returns a report per key started. A key's ``done`` also
-    claims the next key (one round trip) while the message is within ``START_SHARE`` of its time."""
+    """Process the keys of one message delivered on ``celery_queue``, one after another, leasing them
+    with ``token`` (``run_token`` of the Celery task id); returns a report per key started. A key's
+    ``done`` also claims the next key (one round trip) while the message is within ``START_SHARE`` of
+    its time."""
     limit = service.settings.task_time_limit
     started = time.monotonic()
 
@@ -203,16 +221,18 @@ def _give_back(service: QueueService, queue: WorkQueue, key: ObjectKey, token: s
 
 
 def out_of_time(
-    service: QueueService, raw_keys: Sequence[str], token: str, error: Exception, celery_queue: str
+    service: QueueService, raw_keys: Sequence[str], task_id: str, error: Exception, celery_queue: str
 ) -> None:
     """The worker's side of a hard time limit: the handler's process was killed mid-run, so release
-    the lease of the key it was running and back that key off; the message's other keys (done, or
-    not started) go back to the broker. A timeout is transient: it never parks the key (a key that
-    kills its process by other means, e.g. OOM, still strikes when its lease expires)."""
+    the lease of the key it was running (held by a run of task ``task_id``) and back that key off;
+    the message's other keys (done, or not started) go back to the broker. A timeout is transient: it
+    never parks the key (a key that kills its process by other means, e.g. OOM, still strikes when
+    its lease expires)."""
     keys = [key for raw in raw_keys if (key := _parsed(raw)) is not None]
-    running = [key for key in keys if service.queue_for(key).owner(key) == token]
+    owners = {key: service.queue_for(key).owner(key) for key in keys}
+    running = {key: token for key, token in owners.items() if token is not None and task_of(token) == task_id}
     service.resend([key for key in keys if key not in running], celery_queue)
-    for key in running:
+    for key, token in running.items():
         _timed_out(service, key, token, error)
 
 

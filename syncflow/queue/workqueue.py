@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from syncflow import echoes, snapshots
 from syncflow.config import Settings
@@ -120,6 +122,21 @@ class Failure:
         return str(self.error.get("cause") or "")
 
 
+T = TypeVar("T")
+
+
+def _sent_again_if_lost(send: Callable[[], T]) -> T:
+    """``send`` a lease script, and once more if its reply does not come (a dropped connection or a
+    timeout: Redis may have run it). Each lease script is safe to run twice in a row: a claim that
+    finds its own run's token on a live lease is claimed again, and a done of a lease no longer held
+    is "lost" and changes nothing. Without it, a lost claim reply left the key leased by a run that
+    never started, until its lease expired as a strike."""
+    try:
+        return send()
+    except (RedisConnectionError, RedisTimeoutError):
+        return send()
+
+
 def _time(ms: str | None) -> datetime | None:
     return datetime.fromtimestamp(int(ms) / 1000, UTC) if ms else None
 
@@ -173,7 +190,8 @@ class WorkQueue:
 
     def take(self, key: ObjectKey, token: str) -> Taken:
         """``claim``, with what the queue holds for the key when claimed (one round trip)."""
-        return _taken(self._scripts.claim(self._keys, self._claim_args(key, token)))
+        args = self._claim_args(key, token)
+        return _taken(_sent_again_if_lost(lambda: self._scripts.claim(self._keys, args)))
 
     def _claim_args(self, key: ObjectKey, token: str) -> list[str | float]:
         return [str(key), token, self._lease_ms, rule_of(key)]
@@ -205,7 +223,8 @@ class WorkQueue:
 
     def finish(self, key: ObjectKey, token: str, end: RunEnd) -> DoneResult:
         """``done`` with the run's end in one record."""
-        return _done_result(self._scripts.done(self._keys, self._done_args(key, token, end)))
+        args = self._done_args(key, token, end)
+        return _done_result(_sent_again_if_lost(lambda: self._scripts.done(self._keys, args)))
 
     def finish_claim(
         self, key: ObjectKey, token: str, end: RunEnd, following: ObjectKey
@@ -213,7 +232,7 @@ class WorkQueue:
         """``finish`` for ``key``, then ``take`` for ``following``, the next key of the same message, in
         one round trip (the claim comes after the release, as with two calls)."""
         args = [*self._claim_args(following, token), *self._done_args(key, token, end)]
-        *done, state, snapshot, rule = self._scripts.done_claim(self._keys, args)
+        *done, state, snapshot, rule = _sent_again_if_lost(lambda: self._scripts.done_claim(self._keys, args))
         return _done_result(done), _taken([state, snapshot, rule])
 
     def _done_args(self, key: ObjectKey, token: str, end: RunEnd) -> list[str | float]:
@@ -271,7 +290,7 @@ class WorkQueue:
         return QueueStats(self.name, dirty, pending, leased, delayed, parked)
 
     def counters(self) -> dict[str, int]:
-        """Event counters: busy, stale, lost, expired, republished, echoes."""
+        """Event counters: busy, stale, lost, reclaimed, expired, republished, echoes."""
         raw = self.redis.hgetall(self.layout.key("S"))
         return {_text(name): int(value) for name, value in raw.items()}
 

@@ -16,7 +16,7 @@ from syncflow.config import Settings
 from syncflow.deadline import remaining
 from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError, RequeueAfter
-from syncflow.queue.execute import out_of_time, run_keyed, run_message
+from syncflow.queue.execute import out_of_time, run_keyed, run_message, run_token, task_of
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Lane, Outcome
@@ -283,9 +283,10 @@ def test_a_hard_time_limit_backs_off_the_running_key_and_resends_the_others(
     released (as a transient failure); the keys done or not started get a new message."""
     queue = service.queues["sync"]
     service.add_many(KEYS)
-    assert queue.claim(KEYS[0], "t") is Claim.CLAIMED
-    queue.done(KEYS[0], "t", Outcome.OK)
-    assert queue.claim(KEYS[1], "t") is Claim.CLAIMED  # the child died running this one
+    token = run_token("t")  # the main process knows the task id, not the run's nonce
+    assert queue.claim(KEYS[0], token) is Claim.CLAIMED
+    queue.done(KEYS[0], token, Outcome.OK)
+    assert queue.claim(KEYS[1], token) is Claim.CLAIMED  # the child died running this one
     sent.clear()
     out_of_time(service, [str(k) for k in KEYS], "t", TimeoutError("time limit"), "sync")
     assert sorted(sent) == sorted((key, "sync") for key in (KEYS[0], *KEYS[2:]))
@@ -293,3 +294,12 @@ def test_a_hard_time_limit_backs_off_the_running_key_and_resends_the_others(
     assert failure is not None and failure.attempts == 1 and not queue.is_parked(KEYS[1])
     assert queue.stats().leased == 0 and queue.stats().delayed == 1
     assert queue.counters().get("lost", 0) == 0
+
+
+def test_each_run_of_a_message_leases_with_a_token_of_its_own() -> None:
+    """A redelivered copy of a message still running must not pass for the first run's own retried
+    claim (claim.lua), so each run's token carries a nonce beside the Celery task id."""
+    first, second = run_token("0b7e-task"), run_token("0b7e-task")
+    assert first != second
+    assert task_of(first) == task_of(second) == "0b7e-task"
+    assert task_of("0b7e-task") == "0b7e-task", "a token of a worker from before the nonce"

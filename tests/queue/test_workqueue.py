@@ -72,6 +72,22 @@ def test_finish_claim_releases_one_key_then_claims_the_next(service: QueueServic
     assert queue.owner(KEY) == "b", "a done with another token releases nothing"
 
 
+def test_a_claim_sent_again_by_the_run_holding_the_lease_is_claimed_again(service: QueueService) -> None:
+    """redis-py sends a script again when its reply was lost: the run's own second claim finds the
+    lease it took and keeps it (renewed, without the snapshot the first claim took); any other token,
+    e.g. a redelivered copy of the message, is still busy."""
+    queue = q(service)
+    service.add(KEY)
+    assert queue.claim(KEY, "task#run-1") is Claim.CLAIMED
+    assert queue.claim(KEY, "task#run-2") is Claim.BUSY, "another run of the same message"
+    again = queue.take(KEY, "task#run-1")
+    assert (again.claim, again.snapshot) == (Claim.CLAIMED, "")
+    assert queue.owner(KEY) == "task#run-1" and queue.stats().leased == 1
+    assert queue.counters()["reclaimed"] == 1 and queue.counters()["busy"] == 1
+    assert queue.done(KEY, "task#run-1", Outcome.OK).state == "done"
+    assert queue.claim(KEY, "task#run-1") is Claim.STALE, "after its done the run holds nothing"
+
+
 def test_a_key_of_a_gone_rule_ends_at_its_claim_without_a_lease(service: QueueService) -> None:
     """No run of a gone rule takes a lease, so a release waiting for the rule's runs never waits for
     one; the key leaves the queue with its failure record, as a done key does."""

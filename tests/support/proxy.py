@@ -14,8 +14,10 @@ class TcpProxy:
     """Forwards ``127.0.0.1:<port>`` to ``target`` (``http[s]://host:port``), one thread per direction.
 
     ``cut()`` closes every current connection; ``stall()`` stops forwarding bytes on every
-    connection, current and new, without closing any; ``resume()`` forwards again. At most
-    ``max_connections`` are served at once; more are closed on accept.
+    connection, current and new, without closing any; ``resume()`` forwards again;
+    ``hold_replies()`` forwards requests but not what the server answers (``resume()`` ends it),
+    so a cut then loses a reply to a request the server has run. At most ``max_connections`` are
+    served at once; more are closed on accept.
     """
 
     def __init__(self, target: str, max_connections: int = 32) -> None:
@@ -28,6 +30,8 @@ class TcpProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._flowing = threading.Event()
         self._flowing.set()
+        self._replying = threading.Event()
+        self._replying.set()
         self._closed = threading.Event()
         self._blocked = threading.Event()
         self._lock = threading.Lock()
@@ -53,8 +57,13 @@ class TcpProxy:
         self._flowing.clear()
 
     def resume(self) -> None:
-        """Forward bytes again."""
+        """Forward bytes again, replies included."""
+        self._replying.set()
         self._flowing.set()
+
+    def hold_replies(self) -> None:
+        """Keep forwarding requests, but hold back every byte the server sends."""
+        self._replying.clear()
 
     def block(self) -> None:
         """Act like an unreachable server: close every connection, and new ones at once."""
@@ -68,6 +77,7 @@ class TcpProxy:
     def close(self) -> None:
         """Stop accepting and close every connection."""
         self._closed.set()
+        self._replying.set()
         self._flowing.set()
         _close(self._listener)
         self._acceptor.join(timeout=5)
@@ -93,18 +103,23 @@ class TcpProxy:
             with self._lock:
                 self._pairs.add(pair)
                 self.accepted += 1
-            for src, dst in (pair, pair[::-1]):
-                threading.Thread(target=self._pump, args=(src, dst, pair), daemon=True).start()
+            for src, dst, gate in ((client, upstream, self._flowing), (upstream, client, self._replying)):
+                threading.Thread(target=self._pump, args=(src, dst, pair, gate), daemon=True).start()
 
     def _pump(
-        self, src: socket.socket, dst: socket.socket, pair: tuple[socket.socket, socket.socket]
+        self,
+        src: socket.socket,
+        dst: socket.socket,
+        pair: tuple[socket.socket, socket.socket],
+        gate: threading.Event,
     ) -> None:
+        """Copy ``src`` to ``dst`` while the proxy flows and ``gate`` is open."""
         try:
             while not self._closed.is_set():
-                if not self._flowing.wait(0.05):
+                if not (self._flowing.wait(0.05) and gate.wait(0.05)):
                     continue
                 readable, _, _ = select.select([src], [], [], 0.05)
-                if not readable or not self._flowing.is_set():
+                if not readable or not (self._flowing.is_set() and gate.is_set()):
                     continue
                 data = src.recv(65536)
                 if not data:
