@@ -5,9 +5,10 @@
 -- unleased, so a release waiting for the rule's runs never waits for it); a claim takes the key's
 -- snapshot ('' for none) and reads its rule's registry entry ('' for none). rule is '' for a key whose
 -- verb names no registry rule (a control key): it is never "gone". A claim of a live lease that the
--- same token holds is this run's own claim sent again (redis-py retries a command whose reply was
--- lost after Redis ran it): it is "claimed" again, without the snapshot the first claim took. Tokens
--- are unique per run of a message, so a redelivered copy of a message still running is "busy".
+-- same token holds is this run's own claim sent again (the queue, or RedisCluster's client, sends a
+-- script again when its reply was lost after Redis ran it): it is "claimed" again, without the
+-- snapshot the first claim took. Tokens are unique per run of a message (task id#nonce), so a
+-- redelivered copy of a message still running is "busy".
 local function claim(k, token, ttl, rule)
   local now = now_ms()
   local deadline = redis.call('ZSCORE', L, k)
