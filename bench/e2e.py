@@ -597,7 +597,7 @@ class Bench:
         create, the finalizer patch in kcp, namespace create once per namespace, local create,
         state-Secret create. ``observed``: timed like a syncflow run, by the same raw watch of the
         local copies (which costs both API server and this process CPU); else by the write responses.
-        The bodies and paths are syncflow's (``copy_writes``); ``lean``: the smaller bodies and the
+        The bodies and paths are syncflow's (``bench.copies``); ``lean``: the smaller bodies and the
         direct kcp path of the benchmark before issue 16's ninth round."""
         export = "" if lean else await self._export_path()
         writes = CopyWrites(self.stack.agent, export, f"apis/{GROUP}/v1/namespaces/default/{PLURAL}")
