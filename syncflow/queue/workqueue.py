@@ -125,16 +125,29 @@ class Failure:
 T = TypeVar("T")
 
 
-def _sent_again_if_lost(send: Callable[[], T]) -> T:
+def _sent_again_if_lost(send: Callable[[], T]) -> tuple[T, bool]:
     """``send`` a lease script, and once more if its reply does not come (a dropped connection or a
-    timeout: Redis may have run it). Each lease script is safe to run twice in a row: a claim that
-    finds its own run's token on a live lease is claimed again, and a done of a lease no longer held
-    is "lost" and changes nothing. Without it, a lost claim reply left the key leased by a run that
-    never started, until its lease expired as a strike."""
+    timeout: Redis may have run it); returns the reply and whether it is the second send's. Each
+    lease script is safe to run twice in a row: a claim that finds its own run's token on a live
+    lease is claimed again, and a done of a lease no longer held is "lost" and changes nothing.
+    Without it, a lost claim reply left the key leased by a run that never started, until its lease
+    expired as a strike."""
     try:
-        return send()
+        return send(), False
     except (RedisConnectionError, RedisTimeoutError):
-        return send()
+        return send(), True
+
+
+def _done_sent(send: Callable[[], Sequence[Any]]) -> tuple[DoneResult, list[Any]]:
+    """A script that starts with ``done`` (its four answers, then the rest, returned as they are),
+    sent as ``_sent_again_if_lost`` sends it. A second send that finds the lease released ("lost")
+    cannot tell whether the first requeued the key, so its result asks for a message on the event
+    lane: a message for a key that needs none is dropped as stale at its claim."""
+    reply, again = _sent_again_if_lost(send)
+    result = _done_result(reply[:4])
+    if again and result.state == "lost":
+        result = DoneResult(result.state, result.attempts, result.delay, Lane.EVENT)
+    return result, list(reply[4:])
 
 
 def _time(ms: str | None) -> datetime | None:
@@ -191,7 +204,8 @@ class WorkQueue:
     def take(self, key: ObjectKey, token: str) -> Taken:
         """``claim``, with what the queue holds for the key when claimed (one round trip)."""
         args = self._claim_args(key, token)
-        return _taken(_sent_again_if_lost(lambda: self._scripts.claim(self._keys, args)))
+        reply, _ = _sent_again_if_lost(lambda: self._scripts.claim(self._keys, args))
+        return _taken(reply)
 
     def _claim_args(self, key: ObjectKey, token: str) -> list[str | float]:
         return [str(key), token, self._lease_ms, rule_of(key)]
@@ -224,7 +238,8 @@ class WorkQueue:
     def finish(self, key: ObjectKey, token: str, end: RunEnd) -> DoneResult:
         """``done`` with the run's end in one record."""
         args = self._done_args(key, token, end)
-        return _done_result(_sent_again_if_lost(lambda: self._scripts.done(self._keys, args)))
+        result, _ = _done_sent(lambda: self._scripts.done(self._keys, args))
+        return result
 
     def finish_claim(
         self, key: ObjectKey, token: str, end: RunEnd, following: ObjectKey
@@ -232,8 +247,8 @@ class WorkQueue:
         """``finish`` for ``key``, then ``take`` for ``following``, the next key of the same message, in
         one round trip (the claim comes after the release, as with two calls)."""
         args = [*self._claim_args(following, token), *self._done_args(key, token, end)]
-        *done, state, snapshot, rule = _sent_again_if_lost(lambda: self._scripts.done_claim(self._keys, args))
-        return _done_result(done), _taken([state, snapshot, rule])
+        result, claimed = _done_sent(lambda: self._scripts.done_claim(self._keys, args))
+        return result, _taken(claimed)
 
     def _done_args(self, key: ObjectKey, token: str, end: RunEnd) -> list[str | float]:
         writes = [part for w in end.own_writes for part in (w.token, w.resource_version)]

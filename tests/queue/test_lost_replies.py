@@ -3,6 +3,7 @@ that holds the reply back and then cuts the connection; the client is configured
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,7 @@ from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.scripts import Scripts
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Outcome, RunEnd, WorkQueue
+from syncflow.queue.workqueue import Claim, Lane, Outcome, RunEnd, WorkQueue
 from syncflow.redisclient import connect_redis
 from tests.queue.conftest import Sent, delete_agent_keys
 from tests.support.proxy import TcpProxy, tcp_proxy
@@ -47,8 +48,10 @@ def proxy() -> Iterator[TcpProxy]:
 def proxied(direct: QueueService, proxy: TcpProxy) -> Iterator[WorkQueue]:
     """The same agent's sync queue through the proxy, on a client built as the workers build theirs."""
     redis = connect_redis(proxy.url + urlsplit(session_redis_url()).path, socket_timeout=5)
-    assert redis.ping()
-    yield WorkQueue(redis, Scripts.register(redis), direct.settings, "sync")
+    scripts = Scripts.register(redis)
+    for field in dataclasses.fields(scripts):  # loaded now: a NOSCRIPT reply must not be the one held
+        redis.script_load(getattr(scripts, field.name).script)
+    yield WorkQueue(redis, scripts, direct.settings, "sync")
     redis.close()
 
 
@@ -87,6 +90,25 @@ def test_a_done_whose_reply_is_lost_is_sent_again_and_changes_nothing_more(
     end = RunEnd(Outcome.TRANSIENT, error='{"error": "x"}')
     result = reply_lost(proxy, lambda: proxied.finish(KEY, "task#run", end), lambda: queue.owner(KEY) is None)
     assert result.state == "lost", "the first send's answer is gone; the second finds no lease"
+    assert result.lane is Lane.EVENT, "whether the first requeued the key is unknown: a message, in case"
     failure = queue.failure(KEY)
     assert failure is not None and failure.attempts == 1, "the failure is recorded once"
     assert queue.stats().delayed == 1 and queue.stats().leased == 0
+
+
+def test_a_lost_done_reply_still_gets_the_requeued_key_its_message(
+    direct: QueueService, proxy: TcpProxy, proxied: WorkQueue
+) -> None:
+    """An event came while the key ran, so the first send requeued it and answered with the lane to
+    publish on; that answer is lost, and the second send finds no lease. The message must still go
+    out, or the key would wait for the pump's grace (60 s)."""
+    queue = direct.queues["sync"]
+    direct.add(KEY)
+    assert queue.claim(KEY, "task#run") is Claim.CLAIMED
+    assert direct.add(KEY) is False, "an event while the key runs: no message now, a requeue at its done"
+    end = RunEnd(Outcome.OK)
+    result = reply_lost(proxy, lambda: proxied.finish(KEY, "task#run", end), lambda: queue.owner(KEY) is None)
+    assert (result.state, result.lane) == ("lost", Lane.EVENT)
+    stats = queue.stats()
+    assert (stats.pending, stats.leased) == (1, 0), "requeued once, by the first send"
+    assert queue.claim(KEY, "task#next") is Claim.CLAIMED, "the message the result asks for finds it"
