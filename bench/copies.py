@@ -2,25 +2,22 @@
 
 syncflow patches the finalizer through the APIExport's virtual workspace, labels and annotates its
 copy like api-syncagent, and stores the source object's state in a labelled Secret. The baseline
-does the same work, so neither side pays for a bigger body or a longer path than the other; the
-benchmark's older, leaner writes stay available for comparison (``lean_bodies``, the direct path).
+builds the same bodies with syncflow's own helpers (it still sends every request itself), so neither
+side pays for a bigger body or a longer path than the other; the benchmark's older, leaner writes
+stay available for comparison (``lean_bodies``, the direct path).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from syncflow.sync import metadata as md
+from syncflow.sync import state
+from syncflow.sync.naming import sha1_hex
+
 Obj = dict[str, Any]
-LABEL = "syncagent.kcp.io"
-
-
-def sha1_hex(text: str) -> str:
-    """The hex SHA-1 of ``text`` (api-syncagent's name and namespace hash labels)."""
-    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+STATE_NAMESPACE = "syncflow"
 
 
 @dataclass(frozen=True)
@@ -41,41 +38,25 @@ class CopyWrites:
 
     def bodies(self, cluster: str, source: Obj, copy: Obj) -> tuple[Obj, Obj]:
         """The local copy of ``source`` (``copy`` plus syncflow's labels and annotations) and its state
-        Secret (syncflow's labels, the source's compact JSON under a hashed key)."""
+        Secret, built by syncflow's own helpers (its labels, the source's state under its key)."""
         meta = source["metadata"]
         name, namespace = meta["name"], meta.get("namespace", "default")
-        hashes = {
-            f"{LABEL}/remote-object-cluster": cluster,
-            f"{LABEL}/remote-object-name-hash": sha1_hex(name),
-            f"{LABEL}/remote-object-namespace-hash": sha1_hex(namespace),
+        labels = {
+            **copy["metadata"].get("labels", {}),
+            md.AGENT_LABEL: self.agent,
+            md.REMOTE_CLUSTER_LABEL: cluster,
+            md.REMOTE_NAME_HASH_LABEL: sha1_hex(name),
+            md.REMOTE_NAMESPACE_HASH_LABEL: sha1_hex(namespace),
         }
-        copy = {
-            **copy,
-            "metadata": {
-                **copy["metadata"],
-                "labels": {**copy["metadata"].get("labels", {}), f"{LABEL}/agent-name": self.agent, **hashes},
-                "annotations": {
-                    f"{LABEL}/remote-object-name": name,
-                    f"{LABEL}/remote-object-namespace": namespace,
-                },
-            },
-        }
-        state = {
+        annotations = {md.REMOTE_NAME_ANNOTATION: name, md.REMOTE_NAMESPACE_ANNOTATION: namespace}
+        copy = {**copy, "metadata": {**copy["metadata"], "labels": labels, "annotations": annotations}}
+        content = {
             **source,
             "metadata": {"labels": meta.get("labels", {}), "name": name, "namespace": namespace},
         }
-        encoded = base64.b64encode(json.dumps(state, separators=(",", ":"), sort_keys=True).encode()).decode()
-        secret = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {
-                "name": f"obj-state-{cluster}-{sha1_hex(namespace + '/' + name)[:20]}",
-                "labels": {**hashes, f"{LABEL}/object-state": "true"},
-            },
-            "type": "Opaque",
-            "data": {sha1_hex(f"{cluster}/{namespace}/{name}"): encoded},
-        }
-        return copy, secret
+        entries = {state.state_key(cluster, "", namespace, name): content}
+        kind = (source["apiVersion"], source["kind"])
+        return copy, state.state_secret(STATE_NAMESPACE, cluster, *kind, namespace, name, entries)
 
     @staticmethod
     def lean_bodies(cluster: str, source: Obj, copy: Obj) -> tuple[Obj, Obj]:
@@ -86,8 +67,8 @@ class CopyWrites:
             **copy,
             "metadata": {
                 **copy["metadata"],
-                "labels": {**copy["metadata"].get("labels", {}), f"{LABEL}/remote-object-cluster": cluster},
-                "annotations": {f"{LABEL}/remote-object-name": name},
+                "labels": {**copy["metadata"].get("labels", {}), md.REMOTE_CLUSTER_LABEL: cluster},
+                "annotations": {md.REMOTE_NAME_ANNOTATION: name},
             },
         }
         return copy, {"metadata": {"name": f"obj-state-{name}"}, "data": {"state": "e30="}}
