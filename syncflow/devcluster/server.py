@@ -49,7 +49,10 @@ PLAIN_CLUSTER = ""
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
 REQUEST_COUNTS_PATH = "/debug/requests"
 """Requests served so far, by HTTP method (for benchmarks: API requests per synced object)."""
-_UNDELAYED_PATHS = _UNAUTHENTICATED_PATHS | {REQUEST_COUNTS_PATH}
+OPEN_WATCHES_PATH = "/debug/watches"
+"""Watch streams being served now, as ``{"open": n}`` (for tests and benchmarks)."""
+DEBUG_PATHS = frozenset({REQUEST_COUNTS_PATH, OPEN_WATCHES_PATH})
+_UNDELAYED_PATHS = _UNAUTHENTICATED_PATHS | DEBUG_PATHS
 
 
 @dataclass
@@ -153,7 +156,7 @@ class DevCluster:
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.path != REQUEST_COUNTS_PATH:
+        if request.path not in DEBUG_PATHS:
             self.request_counts[request.method] += 1
         if request.path not in _UNAUTHENTICATED_PATHS:
             header = request.headers.get("Authorization", "")
@@ -203,10 +206,12 @@ class DevCluster:
             return web.Response(text="ok")
         if path == "/version":
             return json_response(discovery.version_info())
-        if path == REQUEST_COUNTS_PATH:
+        if path in DEBUG_PATHS:
             if self.config.tokens and not view.identity.is_admin:
                 raise errors.forbidden(f'forbidden: User "{view.identity.user}" cannot get path "{path}"')
-            return json_response(dict(self.request_counts))
+            if path == REQUEST_COUNTS_PATH:
+                return json_response(dict(self.request_counts))
+            return json_response({"open": self.store.open_watches()})
         if segments[:2] == ["openapi", "v3"]:
             view.authorize_discovery()
             return self._openapi(view, segments[2:], url_prefix)

@@ -141,6 +141,10 @@ class Store:
         """Stop receiving events."""
         self._subscriptions.discard(sub)
 
+    def open_watches(self) -> int:
+        """Subscriptions not yet ended: one per watch stream being served."""
+        return len(self._subscriptions)
+
     def end_watches(self, cluster: str, group: str, plural: str) -> None:
         """End every watch stream on a resource that is no longer served."""
         for sub in list(self._subscriptions):

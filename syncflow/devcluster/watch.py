@@ -120,18 +120,20 @@ class WatchStream:
                 bookmark = self.bookmark_object(self.store.resource_version)
                 bookmark["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
                 await self._write(response, "BOOKMARK", bookmark)
-            await self._follow(response)
+            await self._follow(request, response)
             return response
         finally:
             self.store.unsubscribe(self._subscription)
 
-    async def _follow(self, response: web.StreamResponse) -> None:
+    async def _follow(self, request: web.Request, response: web.StreamResponse) -> None:
+        """Send events until the timeout, the client hanging up (seen at its next event or bookmark
+        interval, as nothing is written to it before), or the end of the resource."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.request.timeout
         queue = self._subscription.queue
         while True:
             remaining = deadline - loop.time()
-            if remaining <= 0:
+            if remaining <= 0 or request.transport is None:
                 return
             try:
                 event = await asyncio.wait_for(queue.get(), min(remaining, self.bookmark_interval))

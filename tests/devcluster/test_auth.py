@@ -65,7 +65,7 @@ def test_health_is_open(secured: DevclusterProcess) -> None:
 
 
 def test_every_path_but_health_requires_a_known_token(secured: DevclusterProcess) -> None:
-    for path in ("/version", "/api", "/openapi/v3", "/debug/requests", "/no/such/path"):
+    for path in ("/version", "/api", "/openapi/v3", "/debug/requests", "/debug/watches", "/no/such/path"):
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             request = urllib.request.Request(secured.url + path, headers=headers)
             with pytest.raises(urllib.error.HTTPError) as denied:

@@ -385,13 +385,14 @@ def test_virtual_workspace_discovery_requires_the_content_permission(
         assert '"apiexports/content"' in body["message"]
 
 
-def test_debug_requests_is_for_the_admin_only(kcp: DevclusterProcess) -> None:
-    status, counts = _raw_get(kcp, "/debug/requests", ADMIN_TOKEN)
-    assert status == 200 and counts["GET"] > 0
-    status, body = _raw_get(kcp, "/debug/requests", AGENT_TOKEN)
+@pytest.mark.parametrize("path", ["/debug/requests", "/debug/watches"])
+def test_debug_paths_are_for_the_admin_only(kcp: DevclusterProcess, path: str) -> None:
+    status, figures = _raw_get(kcp, path, ADMIN_TOKEN)
+    assert status == 200 and (figures["GET"] > 0 if path == "/debug/requests" else figures["open"] >= 0)
+    status, body = _raw_get(kcp, path, AGENT_TOKEN)
     assert status == 403 and body["reason"] == "Forbidden"
-    assert body["message"] == 'forbidden: User "agent" cannot get path "/debug/requests"'
-    status, body = _raw_get(kcp, "/debug/requests", "not-a-token")
+    assert body["message"] == f'forbidden: User "agent" cannot get path "{path}"'
+    status, body = _raw_get(kcp, path, "not-a-token")
     assert status == 401 and body["reason"] == "Unauthorized"
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client, watch
+from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from tests.support.devcluster import DevclusterProcess
+from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.waiting import wait_for
 
 
 def _cm(name: str, labels: dict[str, str] | None = None) -> client.V1ConfigMap:
@@ -193,3 +196,29 @@ def test_too_old_resource_version_is_410(
 def test_watch_timeout_ends_the_stream(devcluster: DevclusterProcess, namespace: str) -> None:
     events = _raw_watch(devcluster, f"/api/v1/namespaces/{namespace}/configmaps?watch=true&timeoutSeconds=1")
     assert events == []
+
+
+def _open_watches(server: DevclusterProcess) -> int:
+    with urllib.request.urlopen(server.url + "/debug/watches", timeout=10) as response:
+        return int(json.loads(response.read())["open"])
+
+
+def test_a_watch_ends_when_its_client_hangs_up(tmp_path: Path) -> None:
+    """As kube-apiserver ends a watch when its client goes away, devcluster ends the stream at the next
+    event, though nothing it sends matches the selector: a hung-up watch costs no work per event."""
+    server = start_devcluster(tmp_path, "--no-simulate")
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        path = "/api/v1/namespaces/default/configmaps?watch=1&labelSelector=no%3Dmatch&timeoutSeconds=300"
+        kept, dropped = (http.client.HTTPConnection(host, int(port)) for _ in range(2))
+        for connection in (kept, dropped):
+            connection.request("GET", path)
+            assert connection.getresponse().status == 200
+        wait_for(lambda: _open_watches(server) == 2, what="both watch streams open")
+        dropped.close()
+        core = client.CoreV1Api(config.new_client_from_config(config_file=str(server.kubeconfig)))
+        core.create_namespaced_config_map("default", _cm("wake"))
+        wait_for(lambda: _open_watches(server) == 1, what="the hung-up watch to end, the other to stay")
+        kept.close()
+    finally:
+        server.stop()

@@ -14,11 +14,11 @@ from syncflow.devcluster.kcp.tenancy import Tenancy
 from syncflow.devcluster.kcp.types import KCP_TYPES, workspace_builtin_types
 from syncflow.devcluster.kcp.views import ExportView, WorkspaceView
 from syncflow.devcluster.rbac import Identity
-from syncflow.devcluster.server import REQUEST_COUNTS_PATH, DevCluster, ServerConfig, identity_of
+from syncflow.devcluster.server import DEBUG_PATHS, DevCluster, ServerConfig, identity_of
 from syncflow.devcluster.store import Obj
 from syncflow.devcluster.views import View
 
-_OPEN_PATHS = ("/healthz", "/readyz", "/livez", "/version", REQUEST_COUNTS_PATH)
+_OPEN_PATHS = frozenset({"/healthz", "/readyz", "/livez", "/version", *DEBUG_PATHS})
 
 
 def _drop_cluster_annotation(t: Target, new: Obj, old: Obj | None) -> None:
