@@ -13,7 +13,9 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    copy), and objects/s and the service devcluster's CPU per object for every 1,000 copies (in the
    order they appear); then, on the same stack, Redis round trips per object in a second run of
    ``--count-objects`` objects (``bench.roundtrips``: MONITOR on the run's private Redis, which would
-   slow a timed run);
+   slow a timed run); ``--batches 10`` first makes 9 more runs like the first on the same stack and
+   prints each run's objects/s and service CPU per object, the flat-cost check (each run lands on
+   the copies of the runs before it, and each has its own creates' burst);
 2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
@@ -93,6 +95,8 @@ GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "be
 APIS = "apis/apis.kcp.io/v1alpha1"
 STEP = 1_000
 """Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
+SYNCFLOW_GROUPS = ("worker", "watch", "beat")
+"""The ``Stack.cpu`` groups that are syncflow's processes."""
 COUNTED = "-count"
 """Suffix of the run that counts Redis round trips."""
 BASE_COPY = "base-copy"
@@ -514,14 +518,18 @@ class Bench:
         cpu_before = self.stack.cpu()
         seen: dict[str, float] = {}
         steps: list[tuple[float, float]] = []  # (time, service CPU seconds) at every STEP-th copy
+        synced: list[Counter[str]] = []  # CPU seconds by process group at the first create and last copy
 
         def step(count: int) -> None:
             if count % STEP == 0:
                 steps.append((time.perf_counter(), self.stack.cpu()["service"]))
+            if count == objects:
+                synced.append(self.stack.cpu())
 
         watcher = await open_watch(lambda opened: self.watch_copies(run, seen, objects, step, opened))
         names = [f"{run}-{i}" for i in range(objects)]
-        steps.append((time.perf_counter(), self.stack.cpu()["service"]))
+        synced.append(self.stack.cpu())
+        steps.append((time.perf_counter(), synced[0]["service"]))
         started = time.perf_counter()
         created = await self.create_all(names, run, rate=self.create_rate)
         create_s = time.perf_counter() - started
@@ -553,7 +561,28 @@ class Bench:
         figures["steps"] = [
             (STEP / (t1 - t0), (c1 - c0) / STEP * 1000) for (t0, c0), (t1, c1) in pairwise(steps)
         ]
+        # from the first create to the last copy: without the benchmark's watch and list of the run's copies
+        window_cpu = synced[1] - synced[0]
+        figures["window_ms"] = {
+            "service": window_cpu["service"] / objects * 1000,
+            "syncflow": sum(window_cpu[group] for group in SYNCFLOW_GROUPS) / objects * 1000,
+        }
         return figures
+
+    async def batch_runs(
+        self, run: str, first: dict[str, Any], objects: int, batches: int, timeout: float
+    ) -> None:
+        """The flat-cost check: ``batches - 1`` more sync runs of ``objects`` on this stack after
+        ``first``, each landing on every copy the earlier ones made; ``first["batches"]`` gets each
+        run's objects/s, service API server and syncflow CPU ms per object (first create to last
+        copy) and API requests per object."""
+        figures = [first] + [
+            await self.sync_run(f"{run}b{k}", objects, timeout) for k in range(2, batches + 1)
+        ]
+        first["batches"] = [
+            (f["rate"], f["window_ms"]["service"], f["window_ms"]["syncflow"], f["kcp"] + f["service"])
+            for f in figures
+        ]
 
     async def count_roundtrips(self, run: str, objects: int, timeout: float) -> None:
         """``sync_run`` of ``objects`` more under MONITOR, as round-trip window ``run``."""
@@ -729,6 +758,8 @@ async def one_round(
 
         async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
             figures = await bench.sync_run(f"w{n}", args.objects, args.budget)
+            if args.batches > 1:
+                await bench.batch_runs(f"w{n}", figures, args.objects, args.batches, args.budget)
             await bench.count_roundtrips(f"r{k}w{n}{COUNTED}", counted(args), args.budget)
             if n == args.workers[-1] and args.backlog:
                 backlog.update(await bench.backlog_run(args.backlog))
@@ -800,6 +831,29 @@ def ratio_clients(bases: dict[int, dict[str, Any]]) -> int:
     return 8 if 8 in bases else max(bases)
 
 
+FLAT_COLUMNS = ("obj/s", "service CPU", "syncflow CPU", "requests")
+"""The figures of each run in ``Bench.batch_runs``, in order."""
+
+
+def flat_cost(batches: list[tuple[float, float, float, float]], objects: int) -> list[str]:
+    """Report lines of ``Bench.batch_runs``: each run's figures, then how far apart the 1st, 5th and
+    10th (those there are) are, as the lowest's share of the highest."""
+    lines = [f"  flat cost: {len(batches)} runs of {objects} objects one after another on this stack"]
+    lines += [
+        f"    run {k:2d} (copies {(k - 1) * objects + 1}-{k * objects}): {rate:6.1f} obj/s  CPU ms/object"
+        f" service API server {service:5.2f}, syncflow {syncflow:5.2f}  requests/object {requests:.2f}"
+        for k, (rate, service, syncflow, requests) in enumerate(batches, 1)
+    ]
+    picked = [batches[k - 1] for k in (1, 5, 10) if k <= len(batches)]
+    spreads = ", ".join(
+        f"{name} {min(column) / max(column):.3f}"
+        for name, column in zip(FLAT_COLUMNS, zip(*picked, strict=True), strict=True)
+    )
+    runs = ", ".join(f"#{k}" for k in (1, 5, 10) if k <= len(batches))
+    lines.append(f"    runs {runs}, lowest/highest (within 15 %: >= 0.85): {spreads}")
+    return lines
+
+
 def report(
     args: argparse.Namespace,
     runs: dict[int, dict[str, Any]],
@@ -843,6 +897,8 @@ def report(
                 for k, (rate, cpu_ms) in enumerate(r["steps"])
             ),
         ]
+        if "batches" in r:
+            lines += flat_cost(r["batches"], objects)
     for clients, b in bases.items():
         lines += [
             "baseline, the writes done directly (kcp create, finalizer patch, namespace once, local create,"
@@ -920,6 +976,14 @@ if __name__ == "__main__":
         type=at_least(1, int),
         default=1_000,
         help="objects of the second, monitored run that counts Redis round trips (at most --objects)",
+    )
+    parser.add_argument(
+        "--batches",
+        type=at_least(1, int),
+        default=1,
+        help="the flat-cost check: this many sync runs of --objects one after another on each syncflow"
+        " stack (each creating its objects as the first does), objects/s and service CPU per object of"
+        " each, and how far the 1st, 5th and 10th are apart",
     )
     parser.add_argument("--workspaces", type=int, default=10, help="team workspaces binding the export")
     parser.add_argument(
