@@ -14,8 +14,9 @@ workspaces binding it), real Redis, and real ``syncflow watch``/``beat``/``worke
    order they appear); then, on the same stack, Redis round trips per object in a second run of
    ``--count-objects`` objects (``bench.roundtrips``: MONITOR on the run's private Redis, which would
    slow a timed run); ``--batches 10`` first makes 9 more runs like the first on the same stack and
-   prints each run's objects/s and service CPU per object, the flat-cost check (each run lands on
-   the copies of the runs before it, and each has its own creates' burst);
+   prints each run's objects/s, CPU per object (service API server; syncflow) and requests per
+   object, the flat-cost check (each run lands on the copies of the runs before it, and each has
+   its own creates' burst);
 2. on the last stack, queues 10,000 ``sync`` keys of non-existent objects in the bulk lane, creates
    one object and times its sync, printing the bulk backlog still queued when the copy appears;
 3. on a fresh stack with syncflow stopped, the fair baseline: the writes the sync needs done by this
@@ -836,20 +837,21 @@ FLAT_COLUMNS = ("obj/s", "service CPU", "syncflow CPU", "requests")
 
 
 def flat_cost(batches: list[tuple[float, float, float, float]], objects: int) -> list[str]:
-    """Report lines of ``Bench.batch_runs``: each run's figures, then how far apart the 1st, 5th and
-    10th (those there are) are, as the lowest's share of the highest."""
+    """Report lines of ``Bench.batch_runs``: each run's figures, then how far apart the 1st, 5th, 10th
+    (those there are) and last are, as the lowest's share of the highest."""
     lines = [f"  flat cost: {len(batches)} runs of {objects} objects one after another on this stack"]
     lines += [
         f"    run {k:2d} (copies {(k - 1) * objects + 1}-{k * objects}): {rate:6.1f} obj/s  CPU ms/object"
         f" service API server {service:5.2f}, syncflow {syncflow:5.2f}  requests/object {requests:.2f}"
         for k, (rate, service, syncflow, requests) in enumerate(batches, 1)
     ]
-    picked = [batches[k - 1] for k in (1, 5, 10) if k <= len(batches)]
+    compared = sorted({k for k in (1, 5, 10) if k <= len(batches)} | {len(batches)})
+    picked = [batches[k - 1] for k in compared]
     spreads = ", ".join(
         f"{name} {min(column) / max(column):.3f}"
         for name, column in zip(FLAT_COLUMNS, zip(*picked, strict=True), strict=True)
     )
-    runs = ", ".join(f"#{k}" for k in (1, 5, 10) if k <= len(batches))
+    runs = ", ".join(f"#{k}" for k in compared)
     lines.append(f"    runs {runs}, lowest/highest (within 15 %: >= 0.85): {spreads}")
     return lines
 
