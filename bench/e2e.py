@@ -807,6 +807,8 @@ async def run(args: argparse.Namespace) -> None:
             redis_stack.stop()
     if args.rounds > 1:
         print(ratios_by_round(rounds, args.concurrency))
+        if args.batches > 1:
+            print(flat_cost_by_round(rounds, args.objects))
     print(f"total run {time.perf_counter() - began:.0f} s")
 
 
@@ -824,6 +826,20 @@ def ratios_by_round(rounds: list[Round], concurrency: int) -> str:
             f"  {n} worker process(es) against {clients} client(s): {listed};"
             f" median {statistics.median(ratios):.3f}"
         )
+    return "\n".join(lines)
+
+
+def flat_cost_by_round(rounds: list[Round], objects: int) -> str:
+    """``flat_cost`` of each figure's median over the rounds, run by run: a stretch in which the VM
+    is slow falls on different runs in different rounds, while a cost that grows with the stack's
+    size falls on the same ones."""
+    lines = ["flat cost, each figure the median over the rounds"]
+    for n in rounds[0][0]:
+        by_run = zip(*(runs[n]["batches"] for runs, _, _ in rounds), strict=True)
+        medians = [
+            tuple(statistics.median(column) for column in zip(*same_run, strict=True)) for same_run in by_run
+        ]
+        lines += [f"  {n} worker process(es):", *flat_cost(medians, objects)]
     return "\n".join(lines)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.e2e import flat_cost
+from bench.e2e import flat_cost, flat_cost_by_round
 
 
 def test_the_1st_5th_and_10th_runs_are_compared_as_lowest_over_highest() -> None:
@@ -27,3 +27,16 @@ def test_fewer_runs_compare_the_first_with_the_last() -> None:
         "    runs #1, #3, lowest/highest (within 15 %: >= 0.85):"
         " obj/s 0.500, service CPU 0.500, syncflow CPU 1.000, requests 1.000"
     )
+
+
+def test_a_slow_stretch_of_one_round_does_not_move_the_medians() -> None:
+    def batches(slow: int) -> list[tuple[float, float, float, float]]:
+        return [(150.0, 2.0, 6.0, 3.0) if k == slow else (300.0, 1.0, 3.0, 3.0) for k in range(1, 11)]
+
+    rounds = [({2: {"batches": batches(slow)}}, {}, {}) for slow in (5, 10, 7)]
+
+    summary = flat_cost_by_round(rounds, 1_000).splitlines()
+
+    assert summary[:2] == ["flat cost, each figure the median over the rounds", "  2 worker process(es):"]
+    assert summary[-1].endswith("obj/s 1.000, service CPU 1.000, syncflow CPU 1.000, requests 1.000")
+    assert summary[-1].startswith("    runs #1, #5, #10, lowest/highest")
