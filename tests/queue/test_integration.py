@@ -62,8 +62,10 @@ def test_sigkill_of_a_pool_process_completes_every_key(make_live: Callable[..., 
     for key in keys:
         live.event(key)
 
-    child = wait_for(lambda: accepted_task_pid(live, victim), timeout=30, what="the victim to be running")
+    child = wait_for(lambda: accepted_task_pid(live, victim), timeout=30, what="the victim's message")
     assert child != worker.pid
+    # its message may carry other keys first: kill during the victim's run, while it holds the lease
+    wait_for(lambda: any(r.end is None for r in live.runs(victim)), timeout=30, what="the victim's run")
     kill_and_finish(live, child, keys)
     assert worker.poll() is None
 
