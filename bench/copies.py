@@ -18,6 +18,7 @@ from syncflow.sync.naming import sha1_hex
 
 Obj = dict[str, Any]
 STATE_NAMESPACE = "syncflow"
+"""The benchmark's ``--namespace`` (syncflow's state Secrets), where the baseline writes its own."""
 
 
 @dataclass(frozen=True)

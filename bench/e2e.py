@@ -69,7 +69,7 @@ import aiohttp
 import orjson
 import yaml
 
-from bench.copies import CopyWrites
+from bench.copies import STATE_NAMESPACE, CopyWrites
 from bench.roundtrips import RoundTrips
 from bench.support import (
     BIN,
@@ -361,7 +361,7 @@ class Bench:
         (stack.work / "kcp-org.kc").write_text(yaml.safe_dump(config))
         service_kc = str(stack.work / "service" / "kc")
         apply_crds(stack, Path(service_kc))
-        await service.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
+        await service.call("POST", "/api/v1/namespaces", {"metadata": {"name": STATE_NAMESPACE}})
         await service.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", local_crd())
         await service.call(
             "POST",
@@ -381,7 +381,7 @@ class Bench:
             "SYNCFLOW_KUBECONFIG": service_kc,
             "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp-org.kc"),
             "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": EXPORT,
-            "SYNCFLOW_NAMESPACE": "syncflow",
+            "SYNCFLOW_NAMESPACE": STATE_NAMESPACE,
             "SYNCFLOW_RESYNC_PERIOD": "3600",
             **({"SYNCFLOW_BROKER_URL": self.broker_url} if self.broker_url else {}),
             **(
@@ -662,7 +662,7 @@ class Bench:
             bodies = writes.lean_bodies if lean else writes.bodies
             copy, secret = bodies(cluster, widget(name, "base"), widget(name, BASE_COPY))
             await self.service.call("POST", f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}", copy)
-            await self.service.call("POST", "/api/v1/namespaces/syncflow/secrets", secret)
+            await self.service.call("POST", f"/api/v1/namespaces/{STATE_NAMESPACE}/secrets", secret)
             latencies.append((time.perf_counter() - created_at[name]) * 1000)
 
         async def timed(name: str, team: int) -> None:
