@@ -73,9 +73,9 @@ def test_finish_claim_releases_one_key_then_claims_the_next(service: QueueServic
 
 
 def test_a_claim_sent_again_by_the_run_holding_the_lease_is_claimed_again(service: QueueService) -> None:
-    """redis-py sends a script again when its reply was lost: the run's own second claim finds the
-    lease it took and keeps it (renewed, without the snapshot the first claim took); any other token,
-    e.g. a redelivered copy of the message, is still busy."""
+    """The queue (or RedisCluster's client) sends a script again when its reply was lost: the run's
+    own second claim finds the lease it took and keeps it (renewed, without the snapshot the first
+    claim took); any other token, e.g. a redelivered copy of the message, is still busy."""
     queue = q(service)
     service.add(KEY)
     assert queue.claim(KEY, "task#run-1") is Claim.CLAIMED
