@@ -78,6 +78,7 @@ from bench.support import (
     cpu_summary,
     done_verbs,
     load_average,
+    middle_rate,
     open_watch,
     percentile,
     sync_figures,
@@ -684,6 +685,7 @@ class Bench:
         return {
             "rate": objects / elapsed,
             "elapsed": elapsed,
+            "middle": middle_rate(seen, started) if seen else None,
             "p50": percentile(latencies, 50),
             "p99": percentile(latencies, 99),
             "observed": observed,
@@ -807,6 +809,8 @@ async def run(args: argparse.Namespace) -> None:
             redis_stack.stop()
     if args.rounds > 1:
         print(ratios_by_round(rounds, args.concurrency))
+        if len(args.workers) > 1:
+            print(scaling_by_round(rounds))
         if args.batches > 1:
             print(flat_cost_by_round(rounds, args.objects))
     print(f"total run {time.perf_counter() - began:.0f} s")
@@ -825,6 +829,21 @@ def ratios_by_round(rounds: list[Round], concurrency: int) -> str:
         lines.append(
             f"  {n} worker process(es) against {clients} client(s): {listed};"
             f" median {statistics.median(ratios):.3f}"
+        )
+    return "\n".join(lines)
+
+
+def scaling_by_round(rounds: list[Round]) -> str:
+    """Each doubling's growth of objects/s, whole run and middle 80 %, round by round, and the median."""
+    lines = ["scale-out by round: objects/s over the previous worker count (whole run; middle 80 %)"]
+    counts = list(rounds[0][0])
+    for before, after in pairwise(counts):
+        whole = [runs[after]["rate"] / runs[before]["rate"] for runs, _, _ in rounds]
+        middle = [runs[after]["middle"][0] / runs[before]["middle"][0] for runs, _, _ in rounds]
+        lines.append(
+            f"  {before} -> {after}: "
+            + ", ".join(f"x{w:.2f} (x{m:.2f})" for w, m in zip(whole, middle, strict=True))
+            + f"; median x{statistics.median(whole):.2f} (x{statistics.median(middle):.2f})"
         )
     return "\n".join(lines)
 
@@ -872,6 +891,12 @@ def flat_cost(batches: list[tuple[float, float, float, float]], objects: int) ->
     return lines
 
 
+def middle_line(middle: tuple[float, float, float]) -> str:
+    """The line of a run's pace from its 10th to its 90th percentile copy."""
+    rate, first, last = middle
+    return f"  middle 80 %       {rate:8.1f} obj/s  (copies seen {first:.1f} s to {last:.1f} s in)"
+
+
 def report(
     args: argparse.Namespace,
     runs: dict[int, dict[str, Any]],
@@ -892,6 +917,7 @@ def report(
             f"syncflow, {n} worker process(es) (-c {args.concurrency} each)  [{r['load']}]:",
             f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
             f" {r['create_s']:.1f} s{paced})  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
+            middle_line(r["middle"]),
             f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
             "  (create response -> ADDED on a local watch)",
             f"  reconciles/object {r['sync']:8.2f} sync  {r['status']:.2f} status"
@@ -922,6 +948,7 @@ def report(
             "baseline, the writes done directly (kcp create, finalizer patch, namespace once, local create,"
             f" state Secret), this process, {clients} clients  [{b['load']}]:",
             f"  throughput        {b['rate']:8.1f} obj/s  ({b['elapsed']:.1f} s)",
+            *([middle_line(b["middle"])] if b["middle"] else []),
             f"  latency           p50 {b['p50']:.0f} ms  p99 {b['p99']:.0f} ms"
             + (
                 "  (create response -> ADDED on a local watch, as syncflow's)"
@@ -958,21 +985,32 @@ def report(
             "",
             "scale-out: syncflow by worker processes, the baseline by clients; a baseline with as many"
             " clients as syncflow has pool processes is that concurrency's ceiling",
-            "workers  slots  obj/s  x prev  baseline with as many clients  ratio",
+            "workers  slots  obj/s  x prev  middle 80 %  x prev  baseline with as many clients  ratio",
         ]
-        previous: float | None = None
+        previous: dict[str, Any] | None = None
         for n, r in runs.items():
             slots = n * args.concurrency
-            growth = f"x{r['rate'] / previous:.2f}" if previous else ""
+            growth = f"x{r['rate'] / previous['rate']:.2f}" if previous else ""
+            middle_growth = f"x{r['middle'][0] / previous['middle'][0]:.2f}" if previous else ""
             same = bases.get(slots)
             ceiling = f"{same['rate']:29.1f}  {r['rate'] / same['rate']:5.3f}" if same else ""
-            lines.append(f"{n:7d} {slots:6d} {r['rate']:6.1f} {growth:>7s} {ceiling}")
-            previous = r["rate"]
+            lines.append(
+                f"{n:7d} {slots:6d} {r['rate']:6.1f} {growth:>7s} {r['middle'][0]:11.1f}"
+                f" {middle_growth:>7s} {ceiling}"
+            )
+            previous = r
         rates = list(bases.items())
         lines.append(
             "baseline by clients: "
             + ", ".join(
-                f"{k}: {b['rate']:.1f}" + (f" (x{b['rate'] / rates[i - 1][1]['rate']:.2f})" if i else "")
+                f"{k}: {b['rate']:.1f}"
+                + (f" (x{b['rate'] / rates[i - 1][1]['rate']:.2f})" if i else "")
+                + (f", middle 80 % {b['middle'][0]:.1f}" if b["middle"] else "")
+                + (
+                    f" (x{b['middle'][0] / rates[i - 1][1]['middle'][0]:.2f})"
+                    if i and b["middle"] and rates[i - 1][1]["middle"]
+                    else ""
+                )
                 for i, (k, b) in enumerate(rates)
             )
         )

@@ -142,6 +142,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
+def middle_rate(seen: dict[str, float], started: float) -> tuple[float, float, float]:
+    """Objects/s from the 10th to the 90th percentile copy (the run's pace without its ramp-up and
+    tail), and the seconds from ``started`` to those two copies."""
+    times = sorted(seen.values())
+    first, last = (times[round(q * (len(times) - 1))] for q in (0.1, 0.9))
+    copies = round(0.9 * (len(times) - 1)) - round(0.1 * (len(times) - 1))
+    return (copies / (last - first) if last > first else 0.0), first - started, last - started
+
+
 def sync_figures(
     started: float,
     created: dict[str, float],
@@ -159,6 +168,7 @@ def sync_figures(
     return {
         "rate": objects / elapsed,
         "elapsed": elapsed,
+        "middle": middle_rate(seen, started),
         "create_s": create_s,
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
