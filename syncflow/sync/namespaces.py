@@ -2,8 +2,9 @@
 
 A create goes straight to its collection: into a namespace that exists, it costs no read of the
 namespace, in any process, however many namespaces there are. A ``404`` from a namespaced create
-(the namespace, or the resource, is not there) ensures the namespace and creates once more; a
-second ``404`` is the resource's and is raised.
+(the namespace, or the resource, is not there) creates the namespace and sends the create once
+more; a second ``404`` is the resource's and is raised. An agent that may not create namespaces
+(``403``) gets the create's own ``404``, which names what is missing.
 """
 
 from __future__ import annotations
@@ -18,13 +19,7 @@ Obj = dict[str, Any]
 
 
 def ensure_namespace(api: JsonApi, name: str, namespace_obj: Obj | None = None) -> None:
-    """Create Namespace ``name`` (as ``namespace_obj`` if given) when it is missing; never change it."""
-    try:
-        api.get(f"/api/v1/namespaces/{name}")
-        return
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
+    """Create Namespace ``name`` (as ``namespace_obj`` if given) unless it exists; never change it."""
     namespace = namespace_obj or {"metadata": {"name": name}}
     try:
         api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
@@ -43,5 +38,11 @@ def create_in(
     except ApiException as exc:
         if exc.status != 404 or not namespace:
             raise
-    ensure_namespace(api, namespace, namespace_obj)
+        missing = exc
+    try:
+        ensure_namespace(api, namespace, namespace_obj)
+    except ApiException as exc:
+        if exc.status == 403:
+            raise missing from exc
+        raise
     return api.create(collection, body)

@@ -1,15 +1,20 @@
 """Creates into a namespace (syncflow.sync.namespaces) against a devcluster of their own, counted by
-method at /debug/requests: an existing namespace is never read first; a missing one is made."""
+method at /debug/requests: an existing namespace is never read first; a missing one is made; an
+agent that may not make it gets the create's own 404."""
 
 from __future__ import annotations
 
+import base64
 import json
+import ssl
 import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.clients import load_client
@@ -33,9 +38,19 @@ def api(server: DevclusterProcess) -> Iterator[JsonApi]:
     client.close()  # type: ignore[no-untyped-call]
 
 
-def _requests(server: DevclusterProcess) -> Counter[str]:
-    with urllib.request.urlopen(server.url + "/debug/requests", timeout=10) as response:
+def _requests(server: DevclusterProcess, token: str = "") -> Counter[str]:
+    """The server's request counts by method (``token``: an admin's, on a server that requires one)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(server.url + "/debug/requests", headers=headers)
+    with urllib.request.urlopen(request, timeout=10, context=_trusting(server)) as response:
         return Counter(json.loads(response.read()))
+
+
+def _trusting(server: DevclusterProcess) -> ssl.SSLContext | None:
+    """An SSL context trusting the CA in the server's kubeconfig (None: the server speaks HTTP)."""
+    cluster = yaml.safe_load(server.kubeconfig.read_text())["clusters"][0]["cluster"]
+    data = cluster.get("certificate-authority-data")
+    return ssl.create_default_context(cadata=base64.b64decode(data).decode()) if data else None
 
 
 def _config_map(name: str) -> dict[str, object]:
@@ -72,8 +87,8 @@ def test_a_missing_namespace_is_made_as_given_then_the_object(
     created = create_in(api, f"/api/v1/namespaces/{namespace}/configmaps", namespace, _config_map("c"), given)
     assert created["metadata"]["namespace"] == namespace
     assert api.get(f"/api/v1/namespaces/{namespace}")["metadata"]["labels"]["made-by"] == "syncflow"
-    # the failed create, the namespace's GET and create, the create again; then the check above
-    assert _requests(server) - before == Counter({"POST": 3, "GET": 2})
+    # the failed create, the namespace's create, the create again; then the check above
+    assert _requests(server) - before == Counter({"POST": 3, "GET": 1})
 
 
 def test_a_missing_resource_is_a_404_after_one_more_try(server: DevclusterProcess, api: JsonApi) -> None:
@@ -86,7 +101,8 @@ def test_a_missing_resource_is_a_404_after_one_more_try(server: DevclusterProces
     with pytest.raises(ApiException) as missing:
         create_in(api, path, namespace, {"apiVersion": "nothing.example.com/v1", "kind": "Thing"})
     assert missing.value.status == 404
-    assert _requests(server) - before == Counter({"POST": 2, "GET": 1})
+    # the create, the namespace's create (409: it exists), the create again
+    assert _requests(server) - before == Counter({"POST": 3})
 
 
 def test_a_cluster_scoped_404_is_raised_at_once(server: DevclusterProcess, api: JsonApi) -> None:
@@ -95,3 +111,58 @@ def test_a_cluster_scoped_404_is_raised_at_once(server: DevclusterProcess, api: 
         create_in(api, "/apis/nothing.example.com/v1/things", "", {"apiVersion": "nothing.example.com/v1"})
     assert missing.value.status == 404
     assert _requests(server) - before == Counter({"POST": 1})
+
+
+ADMIN_TOKEN = "admin-s3cret"
+RBAC = "rbac.authorization.k8s.io"
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevclusterProcess, str]]:
+    """A devcluster of its own, and the token of a ServiceAccount there that may create ConfigMaps
+    in every namespace, but not Namespaces."""
+    workdir = tmp_path_factory.mktemp("namespaces-rbac")
+    started = start_devcluster(workdir, "--no-simulate", token=ADMIN_TOKEN)
+    admin = load_client(str(started.kubeconfig))
+    as_admin = JsonApi(admin)
+    as_admin.create("/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": "agent"}})
+    as_admin.create(
+        f"/apis/{RBAC}/v1/clusterroles",
+        {
+            "metadata": {"name": "configmap-writer"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}],
+        },
+    )
+    as_admin.create(
+        f"/apis/{RBAC}/v1/clusterrolebindings",
+        {
+            "metadata": {"name": "agent-writes-configmaps"},
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "configmap-writer"},
+            "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": "default"}],
+        },
+    )
+    minted = as_admin.create(
+        "/api/v1/namespaces/default/serviceaccounts/agent/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+    )
+    admin.close()  # type: ignore[no-untyped-call]
+    yield started, minted["status"]["token"]
+    started.stop()
+
+
+def test_an_agent_that_may_not_make_the_namespace_gets_the_creates_own_404(
+    secured: tuple[DevclusterProcess, str], tmp_path: Path
+) -> None:
+    server, token = secured
+    kubeconfig = tmp_path / "agent.kubeconfig"
+    kubeconfig.write_text(server.kubeconfig.read_text().replace(ADMIN_TOKEN, token))
+    agent = load_client(str(kubeconfig))
+    namespace = _fresh_name()
+    before = _requests(server, ADMIN_TOKEN)
+    with pytest.raises(ApiException) as missing:
+        create_in(JsonApi(agent), f"/api/v1/namespaces/{namespace}/configmaps", namespace, _config_map("c"))
+    agent.close()  # type: ignore[no-untyped-call]
+    assert missing.value.status == 404
+    assert json.loads(str(missing.value.body))["message"] == f'namespaces "{namespace}" not found'
+    assert isinstance(missing.value.__cause__, ApiException) and missing.value.__cause__.status == 403
+    assert _requests(server, ADMIN_TOKEN) - before == Counter({"POST": 2})  # the create, the namespace's
