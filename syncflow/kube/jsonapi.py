@@ -71,6 +71,8 @@ class JsonApi:
 
     ``before_request`` runs before every request, e.g. to take from a shared request budget. With an
     ``endpoint`` name, each request's outcome is that endpoint's connection status (metrics).
+    ``prefix`` goes before every request's path (e.g. ``/clusters/<name>``): the endpoints of many
+    kcp logical clusters served at one URL then share one client and its kept-alive connections.
     """
 
     def __init__(
@@ -79,16 +81,18 @@ class JsonApi:
         timeout: tuple[float, float] = DEFAULT_TIMEOUT,
         before_request: Callable[[], None] | None = None,
         endpoint: str = "",
+        prefix: str = "",
     ) -> None:
         self.api = api
         self.timeout = timeout
         self.before_request = before_request
         self.endpoint = endpoint
+        self.prefix = prefix.rstrip("/")
 
     @property
     def host(self) -> str:
-        """The endpoint URL."""
-        return str(self.api.configuration.host)
+        """The endpoint URL (the client's, then the prefix)."""
+        return str(self.api.configuration.host) + self.prefix
 
     def send(
         self,
@@ -144,8 +148,8 @@ class JsonApi:
         body: Any,
         content_type: str,
     ) -> tuple[str, dict[str, str], bytes | None]:
-        """The request's path and query, its headers with the client's credentials (refreshed as the
-        client refreshes them) and its encoded body."""
+        """The request's path (after the prefix) and query, its headers with the client's credentials
+        (refreshed as the client refreshes them) and its encoded body."""
         api = self.api
         headers = {**api.default_headers, "Accept": "application/json"}
         if api.cookie:
@@ -154,6 +158,7 @@ class JsonApi:
             headers["Content-Type"] = content_type
         queries = list(query.items() if isinstance(query, Mapping) else query)
         api.update_params_for_auth(headers, queries, AUTH, path, method, body)
+        path = self.prefix + path
         target = f"{path}?{urlencode(queries, quote_via=quote)}" if queries else path
         return target, headers, None if body is None else encode(api, body)
 
@@ -169,7 +174,7 @@ class JsonApi:
     ) -> urllib3.BaseHTTPResponse:
         response: urllib3.BaseHTTPResponse = self.api.rest_client.pool_manager.urlopen(
             method,
-            self.host + target,
+            str(self.api.configuration.host) + target,
             body=payload,
             headers=headers,
             timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),

@@ -130,7 +130,7 @@ class SyncManager:
             name,
             ResourceWatch(
                 api.api,
-                resource.path(),
+                api.prefix + resource.path(),
                 name,
                 handler,
                 self.bookmarks,
@@ -183,7 +183,7 @@ class SyncManager:
                 name,
                 ResourceWatch(
                     api.api,
-                    rule.source.resource.path(),
+                    api.prefix + rule.source.resource.path(),
                     name,
                     KeyHandler(self.enqueue, source_keys),
                     self.bookmarks,
@@ -200,7 +200,7 @@ class SyncManager:
             name,
             ResourceWatch(
                 target.api,
-                rule.target.resource.path(),
+                target.prefix + rule.target.resource.path(),
                 name,
                 KeyHandler(self.enqueue, target_keys),
                 self.bookmarks,

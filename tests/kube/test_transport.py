@@ -59,6 +59,27 @@ def test_the_requests_of_a_thread_share_one_connection(proxied: tuple[TcpProxy, 
     assert proxy.accepted == 2, "a second thread has its own connection; the first keeps its one"
 
 
+def test_clients_of_several_path_prefixes_share_one_connection(proxied: tuple[TcpProxy, JsonApi]) -> None:
+    proxy, json = proxied
+    default, system = (
+        JsonApi(json.api, prefix=f"/api/v1/namespaces/{ns}/") for ns in ("default", "kube-system")
+    )
+    assert (default.host, system.host) == (
+        f"{proxy.url}/api/v1/namespaces/default",
+        f"{proxy.url}/api/v1/namespaces/kube-system",
+    )
+    made = [api.create("/configmaps", configmap())["metadata"] for api in (default, system)]
+    assert [m["namespace"] for m in made] == ["default", "kube-system"]
+    assert system.get(f"/configmaps/{made[1]['name']}")["data"] == {"a": "b"}
+    assert [
+        item["metadata"]["name"]
+        for item in system.get("/configmaps", fieldSelector=f"metadata.name={made[0]['name']}")["items"]
+    ] == []
+    for api, m in zip((default, system), made, strict=True):
+        api.delete(f"/configmaps/{m['name']}")
+    assert proxy.accepted == 1, "one kept connection for both prefixes"
+
+
 def test_a_connection_the_server_closed_is_replaced_before_a_request_goes_out(
     proxied: tuple[TcpProxy, JsonApi],
 ) -> None:

@@ -26,7 +26,7 @@ class PublishEndpoints:
     slice_ref: str
     kcp_budget: BeforeRequest = None
     endpoint: ExportEndpoint | None = None
-    _clusters: dict[str, JsonApi] = field(default_factory=dict)
+    _clients: dict[str, ApiClient] = field(default_factory=dict)
 
     def _urls(self) -> tuple[str, ...]:
         if self.endpoint is None or not self.endpoint.urls:
@@ -35,8 +35,14 @@ class PublishEndpoints:
             raise TransientError("the APIExport has no virtual workspace URL yet (no workspace binds it)")
         return self.endpoint.urls
 
-    def _vw(self, url: str) -> JsonApi:
-        return JsonApi(for_url(self.kcp, url), before_request=self.kcp_budget, endpoint=KCP)
+    def _vw(self, url: str, cluster: str) -> JsonApi:
+        """Logical cluster ``cluster`` of the virtual workspace at ``url``: every cluster of one URL
+        shares its client, so a process keeps one connection per URL and thread, not per cluster."""
+        if url not in self._clients:
+            self._clients[url] = for_url(self.kcp, url)
+        return JsonApi(
+            self._clients[url], before_request=self.kcp_budget, endpoint=KCP, prefix=f"/clusters/{cluster}"
+        )
 
     def api(self, endpoint: str, cluster: str) -> JsonApi:
         """The virtual workspace of one logical cluster, or the service cluster."""
@@ -44,12 +50,10 @@ class PublishEndpoints:
             return self.service
         if endpoint != KCP:
             raise ValueError(f"publish mode has no endpoint {endpoint!r}")
-        if cluster not in self._clusters:
-            self._clusters[cluster] = self._vw(f"{self._urls()[0]}/clusters/{cluster}")
-        return self._clusters[cluster]
+        return self._vw(self._urls()[0], cluster)
 
     def everywhere(self, endpoint: str) -> list[JsonApi]:
         """``*`` of every virtual workspace URL, or the service cluster."""
         if endpoint == SERVICE:
             return [self.service]
-        return [self._vw(f"{url}/clusters/*") for url in self._urls()]
+        return [self._vw(url, "*") for url in self._urls()]
