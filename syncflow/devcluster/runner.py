@@ -12,6 +12,7 @@ from pathlib import Path
 from aiohttp import web
 
 from syncflow.devcluster.deadlines import DEFAULT_REQUEST_TIMEOUT
+from syncflow.devcluster.gcfreeze import freeze_after_full_collections
 from syncflow.devcluster.kcp.heartbeat import DEFAULT_THRESHOLD
 from syncflow.devcluster.kcp.server import KcpDevCluster
 from syncflow.devcluster.kubeconfig import kubeconfig, write_kubeconfig
@@ -97,6 +98,7 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
     )
     if simulation is not None:
         simulation.start()
+    stop_freezing = freeze_after_full_collections()
     runner = web.AppRunner(cluster.app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.SockSite(runner, sock, ssl_context=certificate.ssl_context() if certificate else None)
@@ -121,6 +123,7 @@ async def _serve(options: RunOptions, stop: asyncio.Event) -> None:
         if simulation is not None:
             await simulation.stop()
         await runner.cleanup()
+        stop_freezing()
 
 
 _PLAIN_HINTS = (
