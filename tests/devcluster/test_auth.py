@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import json
-import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluster
 
@@ -23,12 +20,6 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProc
     server.stop()
 
 
-def _trusting(server: DevclusterProcess) -> ssl.SSLContext:
-    """An SSL context that trusts the CA the devcluster wrote into its kubeconfig."""
-    cluster = yaml.safe_load(server.kubeconfig.read_text())["clusters"][0]["cluster"]
-    return ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-
-
 def test_token_implies_https(secured: DevclusterProcess) -> None:
     assert secured.url.startswith("https://")
     with pytest.raises(urllib.error.URLError):
@@ -37,14 +28,14 @@ def test_token_implies_https(secured: DevclusterProcess) -> None:
 
 def test_requests_without_token_get_401(secured: DevclusterProcess) -> None:
     with pytest.raises(urllib.error.HTTPError) as denied:
-        urllib.request.urlopen(secured.url + "/api/v1/namespaces", timeout=10, context=_trusting(secured))
+        urllib.request.urlopen(secured.url + "/api/v1/namespaces", timeout=10, context=secured.ssl_context())
     body = json.loads(denied.value.read())
     assert denied.value.code == 401 and body["kind"] == "Status" and body["reason"] == "Unauthorized"
     wrong = urllib.request.Request(
         secured.url + "/api/v1/namespaces", headers={"Authorization": "Bearer nope"}
     )
     with pytest.raises(urllib.error.HTTPError) as rejected:
-        urllib.request.urlopen(wrong, timeout=10, context=_trusting(secured))
+        urllib.request.urlopen(wrong, timeout=10, context=secured.ssl_context())
     assert rejected.value.code == 401
 
 
@@ -53,14 +44,16 @@ def test_kubectl_with_written_kubeconfig_is_accepted(secured: DevclusterProcess,
     right = urllib.request.Request(
         secured.url + "/api/v1/namespaces", headers={"Authorization": "Bearer s3cret"}
     )
-    with urllib.request.urlopen(right, timeout=10, context=_trusting(secured)) as response:
+    with urllib.request.urlopen(right, timeout=10, context=secured.ssl_context()) as response:
         assert response.status == 200
     out = Kubectl(secured.kubeconfig, tmp_path / "cache").run("get", "namespaces", "-o", "name").stdout
     assert "namespace/default" in out.split()
 
 
 def test_health_is_open(secured: DevclusterProcess) -> None:
-    with urllib.request.urlopen(secured.url + "/readyz", timeout=10, context=_trusting(secured)) as response:
+    with urllib.request.urlopen(
+        secured.url + "/readyz", timeout=10, context=secured.ssl_context()
+    ) as response:
         assert response.read() == b"ok"
 
 
@@ -69,10 +62,10 @@ def test_every_path_but_health_requires_a_known_token(secured: DevclusterProcess
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             request = urllib.request.Request(secured.url + path, headers=headers)
             with pytest.raises(urllib.error.HTTPError) as denied:
-                urllib.request.urlopen(request, timeout=10, context=_trusting(secured))
+                urllib.request.urlopen(request, timeout=10, context=secured.ssl_context())
             assert denied.value.code == 401, path
     admin = urllib.request.Request(
         secured.url + "/debug/requests", headers={"Authorization": "Bearer s3cret"}
     )
-    with urllib.request.urlopen(admin, timeout=10, context=_trusting(secured)) as response:
+    with urllib.request.urlopen(admin, timeout=10, context=secured.ssl_context()) as response:
         assert json.loads(response.read())["GET"] > 0

@@ -4,9 +4,7 @@ agent that may not make it gets the create's own 404."""
 
 from __future__ import annotations
 
-import base64
 import json
-import ssl
 import urllib.request
 import uuid
 from collections import Counter
@@ -14,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.clients import load_client
@@ -42,15 +39,8 @@ def _requests(server: DevclusterProcess, token: str = "") -> Counter[str]:
     """The server's request counts by method (``token``: an admin's, on a server that requires one)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     request = urllib.request.Request(server.url + "/debug/requests", headers=headers)
-    with urllib.request.urlopen(request, timeout=10, context=_trusting(server)) as response:
+    with urllib.request.urlopen(request, timeout=10, context=server.ssl_context()) as response:
         return Counter(json.loads(response.read()))
-
-
-def _trusting(server: DevclusterProcess) -> ssl.SSLContext | None:
-    """An SSL context trusting the CA in the server's kubeconfig (None: the server speaks HTTP)."""
-    cluster = yaml.safe_load(server.kubeconfig.read_text())["clusters"][0]["cluster"]
-    data = cluster.get("certificate-authority-data")
-    return ssl.create_default_context(cadata=base64.b64decode(data).decode()) if data else None
 
 
 def _config_map(name: str) -> dict[str, object]:

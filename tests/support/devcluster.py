@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -36,6 +39,12 @@ class DevclusterProcess:
     kubeconfig: Path
     process: subprocess.Popen[str]
     token: str | None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """An SSL context trusting the CA the server wrote into its kubeconfig (None: it serves HTTP)."""
+        cluster = yaml.safe_load(self.kubeconfig.read_text())["clusters"][0]["cluster"]
+        data = cluster.get("certificate-authority-data")
+        return ssl.create_default_context(cadata=base64.b64decode(data).decode()) if data else None
 
     def stop(self) -> None:
         """Stop the server and its process group."""
