@@ -157,8 +157,8 @@ class JsonApi:
         if body is not None:
             headers["Content-Type"] = content_type
         queries = list(query.items() if isinstance(query, Mapping) else query)
-        api.update_params_for_auth(headers, queries, AUTH, path, method, body)
         path = self.prefix + path
+        api.update_params_for_auth(headers, queries, AUTH, path, method, body)
         target = f"{path}?{urlencode(queries, quote_via=quote)}" if queries else path
         return target, headers, None if body is None else encode(api, body)
 
