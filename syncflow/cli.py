@@ -94,7 +94,10 @@ def _require_extra(extra: str, command: str) -> None:
     default=10_000,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Events kept for resuming watches; older resourceVersions get 410 Gone.",
+    help=(
+        "Events kept for resuming watches; older resourceVersions get 410 Gone. A watch that falls"
+        " this many events behind is ended, to resume from its last resourceVersion."
+    ),
 )
 @click.option(
     "--request-timeout",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Obj = dict[str, Any]
@@ -46,14 +46,22 @@ class Subscription:
     """A live feed of events for one resource, optionally limited to a cluster and namespace.
 
     ``cluster=None`` means every cluster (a wildcard watch). A ``None`` in the queue means the
-    resource stopped being served and the stream must end.
+    stream must end: its resource stopped being served, or its reader fell ``limit`` events behind.
     """
 
     cluster: str | None
     group: str
     plural: str
     namespace: str | None
-    queue: asyncio.Queue[WatchEvent | None]
+    limit: int
+    queue: asyncio.Queue[WatchEvent | None] = field(default_factory=asyncio.Queue)
+
+    def offer(self, event: WatchEvent) -> bool:
+        """Queue ``event``; False, with nothing queued, if ``limit`` events already wait."""
+        if self.queue.qsize() >= self.limit:
+            return False
+        self.queue.put_nowait(event)
+        return True
 
     def wants(self, event: WatchEvent) -> bool:
         """True if this subscription covers the event's object."""
@@ -133,7 +141,7 @@ class Store:
 
     def subscribe(self, cluster: str | None, group: str, plural: str, namespace: str | None) -> Subscription:
         """Start receiving events; pair with ``unsubscribe``."""
-        sub = Subscription(cluster, group, plural, namespace, asyncio.Queue())
+        sub = Subscription(cluster, group, plural, namespace, limit=self._history.maxlen or 1)
         self._subscriptions.add(sub)
         return sub
 
@@ -159,6 +167,10 @@ class Store:
         if len(self._history) == self._history.maxlen:
             self._compacted = self._history[0].rv
         self._history.append(event)
-        for sub in self._subscriptions:
-            if sub.wants(event):
-                sub.queue.put_nowait(event)
+        behind = [sub for sub in self._subscriptions if sub.wants(event) and not sub.offer(event)]
+        for sub in behind:
+            # As a kube-apiserver's watch cache drops an unresponsive watcher: the stream ends after
+            # what it holds, and the client's resume from its last resourceVersion finds the events
+            # it missed in the history, or 410 Gone once they have left it (it was a window behind).
+            self._subscriptions.discard(sub)
+            sub.queue.put_nowait(None)

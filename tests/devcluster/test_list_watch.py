@@ -222,3 +222,37 @@ def test_a_watch_ends_when_its_client_hangs_up(tmp_path: Path) -> None:
         kept.close()
     finally:
         server.stop()
+
+
+def test_a_watch_that_falls_a_window_behind_is_ended_and_resumes_without_a_gap(tmp_path: Path) -> None:
+    """A client that stops reading is not buffered for without end: once ``--watch-history`` events
+    wait for it, its stream ends after them (as kube-apiserver ends an unresponsive watcher), and a
+    resume from the last resourceVersion it got delivers the rest, none lost or repeated."""
+    server = start_devcluster(tmp_path, "--no-simulate", "--watch-history", "20")
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        path = "/api/v1/namespaces/default/configmaps"
+        stalled = http.client.HTTPConnection(host, int(port), timeout=30)
+        stalled.request("GET", f"{path}?watch=1&timeoutSeconds=300")
+        stream = stalled.getresponse()
+        assert stream.status == 200
+        wait_for(lambda: _open_watches(server) == 1, what="the watch stream open")
+        core = client.CoreV1Api(config.new_client_from_config(config_file=str(server.kubeconfig)))
+        payload = {"blob": "x" * 512 * 1024}  # the socket buffers fill after a few of these
+        created: list[str] = []
+        while _open_watches(server) and len(created) < 200:
+            created.append(f"big-{len(created)}")
+            core.create_namespaced_config_map(
+                "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name=created[-1]), data=payload)
+            )
+        assert _open_watches(server) == 0, f"the stalled watch still open after {len(created)} creates"
+
+        delivered = [json.loads(line) for line in stream.read().splitlines() if line.strip()]
+        stalled.close()
+        assert {e["type"] for e in delivered} == {"ADDED"} and 20 <= len(delivered) < len(created)
+        last = delivered[-1]["object"]["metadata"]["resourceVersion"]
+        resumed = _raw_watch(server, f"{path}?watch=1&resourceVersion={last}&timeoutSeconds=1")
+        names = [e["object"]["metadata"]["name"] for e in delivered + resumed]
+        assert names == created
+    finally:
+        server.stop()
