@@ -41,3 +41,14 @@ def test_everywhere_is_the_wildcard_cluster_of_each_url() -> None:
     assert everywhere[0].api is endpoints.api(KCP, "one").api
     assert everywhere[1].api is not everywhere[0].api
     assert endpoints.everywhere(SERVICE) == [endpoints.service]
+
+
+def test_a_url_gone_from_the_slice_has_its_client_forgotten() -> None:
+    endpoints = _endpoints()
+    kept = endpoints.everywhere(KCP)[1].api
+    moved = ExportEndpoint("slice", "export", "cluster", "root:org", (URLS[1], "https://shard-3.example/vw"))
+    endpoints.endpoint = moved
+
+    assert [api.host for api in endpoints.everywhere(KCP)] == [f"{url}/clusters/*" for url in moved.urls]
+    assert endpoints.api(KCP, "one").api is kept
+    assert sorted(endpoints._clients) == sorted(moved.urls)

@@ -38,11 +38,21 @@ class PublishEndpoints:
     def _vw(self, url: str, cluster: str) -> JsonApi:
         """Logical cluster ``cluster`` of the virtual workspace at ``url``: every cluster of one URL
         shares its client, so a process keeps one connection per URL and thread, not per cluster."""
-        if url not in self._clients:
-            self._clients[url] = for_url(self.kcp, url)
         return JsonApi(
-            self._clients[url], before_request=self.kcp_budget, endpoint=KCP, prefix=f"/clusters/{cluster}"
+            self._client(url), before_request=self.kcp_budget, endpoint=KCP, prefix=f"/clusters/{cluster}"
         )
+
+    def _client(self, url: str) -> ApiClient:
+        """The client of ``url``. Making one forgets those of URLs the endpoint no longer lists (a
+        shard gone from the slice), so the map holds at most the URLs in use; a forgotten client's
+        connections close when the last request or watch holding it ends."""
+        client = self._clients.get(url)
+        if client is None:
+            listed = set(self._urls())
+            for gone in [known for known in self._clients if known not in listed]:
+                del self._clients[gone]
+            client = self._clients[url] = for_url(self.kcp, url)
+        return client
 
     def api(self, endpoint: str, cluster: str) -> JsonApi:
         """The virtual workspace of one logical cluster, or the service cluster."""
