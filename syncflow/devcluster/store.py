@@ -157,7 +157,12 @@ class Store:
         """End every watch stream on a resource that is no longer served."""
         for sub in list(self._subscriptions):
             if sub.group == group and sub.plural == plural and sub.cluster in (None, cluster):
-                sub.queue.put_nowait(None)
+                self._end(sub)
+
+    def _end(self, sub: Subscription) -> None:
+        """Queue no more events for ``sub``: its stream ends after what it holds."""
+        self._subscriptions.discard(sub)
+        sub.queue.put_nowait(None)
 
     def _bump(self) -> int:
         self.resource_version += 1
@@ -169,8 +174,7 @@ class Store:
         self._history.append(event)
         behind = [sub for sub in self._subscriptions if sub.wants(event) and not sub.offer(event)]
         for sub in behind:
-            # As a kube-apiserver's watch cache drops an unresponsive watcher: the stream ends after
-            # what it holds, and the client's resume from its last resourceVersion finds the events
-            # it missed in the history, or 410 Gone once they have left it (it was a window behind).
-            self._subscriptions.discard(sub)
-            sub.queue.put_nowait(None)
+            # As a kube-apiserver's watch cache drops an unresponsive watcher; the client's resume
+            # from its last resourceVersion finds the events it missed in the history, or 410 Gone
+            # once they have left it.
+            self._end(sub)
