@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import uuid
 from collections.abc import Iterator
@@ -11,6 +12,8 @@ import pytest
 from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+from tests.support.devcluster import DevclusterProcess
 
 SCHEMA = {
     "type": "object",
@@ -168,6 +171,36 @@ def test_deleting_crd_removes_objects_and_stops_serving(
     with pytest.raises(ApiException) as unserved:
         objects.list_namespaced_custom_object(group, "v1", namespace, "things")
     assert unserved.value.status == 404
+
+
+def test_deleting_a_crd_ends_its_watches(
+    crds: client.ApiextensionsV1Api,
+    api_client: client.ApiClient,
+    devcluster: DevclusterProcess,
+    group: str,
+    namespace: str,
+) -> None:
+    """A watch of a custom resource sees its objects deleted with the CRD, then its stream ends, as
+    kube-apiserver ends the watches of a resource it stops serving."""
+    crds.create_custom_resource_definition(_crd(group))
+    objects = client.CustomObjectsApi(api_client)
+    objects.create_namespaced_custom_object(
+        group, "v1", namespace, "things", _thing(group, "v1", "t", size=1)
+    )
+    host, port = devcluster.url.removeprefix("http://").split(":")
+    watching = http.client.HTTPConnection(host, int(port), timeout=20)
+    try:
+        watching.request("GET", f"/apis/{group}/v1/namespaces/{namespace}/things?watch=1&timeoutSeconds=300")
+        stream = watching.getresponse()
+        assert stream.status == 200
+        crds.delete_custom_resource_definition(f"things.{group}")
+        events = [json.loads(line) for line in stream.read().splitlines() if line.strip()]
+    finally:
+        watching.close()
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "t"),
+        ("DELETED", "t"),
+    ]
 
 
 def test_dynamic_client_discovers_new_crd(
