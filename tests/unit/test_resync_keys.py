@@ -113,3 +113,11 @@ def test_copies_are_listed_before_sources_so_a_copy_synced_in_between_is_no_orph
     lists.items["service"] = [copy_of("kept"), copy_of("going"), copy_of("gone")]
     assert names(keys_needing_work(rule(), lists)) == {"going", "gone"}  # type: ignore[arg-type]
     assert lists.calls == ["service", "kcp"]
+
+
+def test_a_resync_of_in_sync_objects_costs_its_two_lists_and_nothing_more() -> None:
+    """Issue 16: no request beyond the lists when every object has its copy (nothing is enqueued, so
+    no worker reads or writes either)."""
+    lists = Lists([source("a"), source("b")], [copy_of("a"), copy_of("b")])
+    assert keys_needing_work(rule(), lists) == set()  # type: ignore[arg-type]
+    assert lists.calls == ["service", "kcp"]
