@@ -44,13 +44,13 @@ class PublishEndpoints:
 
     def _client(self, url: str) -> ApiClient:
         """The client of ``url``. Making one forgets those of URLs the endpoint no longer lists (a
-        shard gone from the slice), so the map holds at most the URLs in use; a forgotten client's
-        connections close when the last request or watch holding it ends."""
+        shard gone from the slice), so the map holds at most the URLs in use; a forgotten client and
+        its connections are freed once no request or watch holds it."""
         client = self._clients.get(url)
         if client is None:
             listed = set(self._urls())
-            for gone in [known for known in self._clients if known not in listed]:
-                del self._clients[gone]
+            for gone in [known for known in list(self._clients) if known not in listed]:
+                self._clients.pop(gone, None)  # another thread may have forgotten it already
             client = self._clients[url] = for_url(self.kcp, url)
         return client
 
