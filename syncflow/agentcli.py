@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from syncflow import cliopts
+
 if TYPE_CHECKING:
     from syncflow.config import Settings
 
@@ -51,6 +53,7 @@ _OPTIONS = (
         help="host:port serving /metrics (any role; all: the whole agent's, added up).",
     ),
     click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="Logs and beat state."),
+    cliopts.ALLOW_SYSTEM_NAMESPACE.decorator(),
 )
 
 
@@ -68,7 +71,8 @@ def load(
     from syncflow.config import ConfigError, load_settings
 
     try:
-        settings = load_settings(config_file, mode=mode, log_level=VERBOSITY[verbosity], **flags)
+        given = {name: value for name, value in flags.items() if value != ()}  # a repeatable flag not given
+        settings = load_settings(config_file, mode=mode, log_level=VERBOSITY[verbosity], **given)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     unset = {name: value for name, value in defaults.items() if name not in settings.model_fields_set}

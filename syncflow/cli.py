@@ -344,7 +344,7 @@ def failures_replay(
 
 
 @main.command()
-@cliopts.flags(cliopts.AGENT, cliopts.CONNECT, cliopts.SERVE, cliopts.PUBLISH, cliopts.SYNC[:1])
+@cliopts.flags(cliopts.AGENT, cliopts.CONNECT, cliopts.SERVE, cliopts.PUBLISH, cliopts.SYNC[:2])
 @cliopts.log_debug
 @click.option(
     "-Q",
@@ -448,7 +448,7 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 
 @main.command()
 @cliopts.flags(
-    cliopts.AGENT, cliopts.CONNECT, cliopts.SERVE, cliopts.LEASE, cliopts.PUBLISH, cliopts.SYNC[1:]
+    cliopts.AGENT, cliopts.CONNECT, cliopts.SERVE, cliopts.LEASE, cliopts.PUBLISH, cliopts.SYNC[2:]
 )
 @cliopts.log_debug
 def watch(config_file: str | None, **flags: Any) -> None:

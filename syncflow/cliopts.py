@@ -112,10 +112,19 @@ PUBLISH = (
         {"multiple": True, "type": click.Choice(["apiexport", "apiresourceschema", "sync"])},
     ),
 )
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+ALLOW_SYSTEM_NAMESPACE = Flag(
+    "allow_system_namespaces",
+    ("--allow-system-namespace",),
+    "System namespace copies may be written into (repeatable); never by default.",
+    "none",
+    {"multiple": True, "type": click.Choice(SYSTEM_NAMESPACES)},
+)
 SYNC = (
     Flag(
         "resync_period", ("--resync-period",), "Seconds between resyncs of each rule.", "600", {"type": float}
     ),
+    ALLOW_SYSTEM_NAMESPACE,
     Flag(
         "orphan_policy",
         ("--orphan-policy",),

@@ -184,6 +184,11 @@ class Settings(BaseSettings):
     orphan_policy: Literal["keep", "delete"] = Field(
         "keep", description="Local copies of objects that stop matching a filter: keep them, or delete them."
     )
+    allow_system_namespaces: list[Literal["kube-system", "kube-public", "kube-node-lease"]] = Field(
+        default_factory=list,
+        description="System namespaces copies may be written into (none by default: syncflow never writes "
+        "into or deletes from kube-system, kube-public and kube-node-lease).",
+    )
     resync_period: PositiveFloat = Field(
         600.0, description="Seconds between periodic resyncs of each sync rule (with jitter)."
     )

@@ -239,6 +239,19 @@ def related(key: ObjectKey) -> None:
     rule_worker().related(key)
 
 
+@keyed_task("release", queue=CONTROL_QUEUE)
+def release(key: ObjectKey) -> None:
+    """Release what a rule that went away made (runs whatever the registry says: it is for gone rules)."""
+    rule_worker().release_gone(key)
+
+
+@keyed_task("sweep", queue=CONTROL_QUEUE, names_rule=True)
+def sweep(key: ObjectKey) -> None:
+    """Enqueue the objects of a rule that changed that need work now (e.g. copies of deselected objects)."""
+    service = runtime.service
+    rule_worker().sweep(key, lambda keys: service.add_many(keys, bulk=True), service.held)
+
+
 @periodic_task("syncflow.resync")
 def resync() -> int:
     """Beat: resync each rule whose period has come (missing copies, drift and orphans)."""

@@ -210,7 +210,7 @@ class Objects:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             meta["namespace"] = namespace
-            self._require_open_namespace(t.cluster, namespace)
+            self._require_open_namespace(t, namespace, str(meta.get("name") or ""))
         else:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
@@ -512,14 +512,12 @@ class Objects:
             )
         self.warnings.extend(found)
 
-    def _require_open_namespace(self, cluster: str, namespace: str) -> None:
-        phase = self._namespace_phase(cluster, namespace)
+    def _require_open_namespace(self, t: Target, namespace: str, name: str) -> None:
+        phase = self._namespace_phase(t.cluster, namespace)
         if phase is None:
             raise errors.not_found("namespaces", namespace)
         if phase == "Terminating":
-            raise errors.forbidden(
-                f"unable to create new content in namespace {namespace} because it is being terminated"
-            )
+            raise errors.namespace_terminating(t.rtype.plural, name, namespace, t.rtype.group)
 
     def _namespace_phase(self, cluster: str, namespace: str) -> str | None:
         ns = self.store.get(cluster, "", "namespaces", "", namespace)

@@ -116,6 +116,26 @@ def forbidden(message: str) -> StatusError:
     return StatusError(403, "Forbidden", message)
 
 
+def namespace_terminating(resource: str, name: str, namespace: str, group: str = "") -> StatusError:
+    """403 from the NamespaceLifecycle admission: no new content in a namespace being terminated (the
+    ``NamespaceTerminating`` cause tells clients that it clears by itself)."""
+    details = _details(resource, name, group)
+    details["causes"] = [
+        {
+            "reason": "NamespaceTerminating",
+            "message": f"namespace {namespace} is being terminated",
+            "field": "metadata.namespace",
+        }
+    ]
+    return StatusError(
+        403,
+        "Forbidden",
+        f'{_qualified(resource, group)} "{name}" is forbidden: unable to create new content in namespace '
+        f"{namespace} because it is being terminated",
+        details,
+    )
+
+
 def method_not_allowed(message: str) -> StatusError:
     """405 MethodNotAllowed."""
     return StatusError(405, "MethodNotAllowed", message)

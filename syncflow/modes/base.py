@@ -22,6 +22,7 @@ from syncflow.queue.leases import rules_with_leases
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, SYNC
 from syncflow.sync.orchestration import DesiredRules, SyncManager
+from syncflow.sync.ownership import Reach
 from syncflow.sync.registry import RuleRegistry
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -62,7 +63,8 @@ class ModeContext:
         """The engine's task bodies with the mode's endpoints."""
         agent = self.settings.agent_name
         running = functools.partial(rules_with_leases, self.redis, agent, (SYNC, RELATED))
-        return RuleWorker(RuleRegistry(self.redis, agent), self.endpoints, running)
+        reach = Reach(frozenset(self.settings.allow_system_namespaces))
+        return RuleWorker(RuleRegistry(self.redis, agent), self.endpoints, running, reach)
 
 
 _contexts: dict[tuple[type, int], ModeContext] = {}

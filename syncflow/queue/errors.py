@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import json
 import re
 import socket
 import ssl
@@ -92,6 +93,21 @@ class RequeueAfter(Exception):  # noqa: N818 - a control-flow signal, not an err
         return f"requeue after {self.seconds}s"
 
 
+CLEARING_CAUSES = frozenset({"NamespaceTerminating"})
+"""Status causes of a refusal that goes away by itself (a 403 while a namespace is being terminated:
+api-syncagent retries it too)."""
+
+
+def clears_by_itself(exc: ApiException) -> bool:
+    """Whether an API error names a cause that clears without anyone acting on it."""
+    try:
+        body = json.loads(exc.body or "")
+    except (TypeError, ValueError):
+        return False
+    causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body, dict) else []
+    return any(isinstance(cause, dict) and cause.get("reason") in CLEARING_CAUSES for cause in causes)
+
+
 def classify(exc: BaseException) -> Outcome:
     """Map an exception raised by a handler to a queue outcome."""
     if isinstance(exc, RequeueAfter):
@@ -103,7 +119,7 @@ def classify(exc: BaseException) -> Outcome:
     if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
         return Outcome.TRANSIENT
     if isinstance(exc, ApiException):
-        if exc.status in TRANSIENT_STATUS:
+        if exc.status in TRANSIENT_STATUS or clears_by_itself(exc):
             return Outcome.TRANSIENT
         if exc.status in PERMANENT_STATUS:
             return Outcome.PERMANENT

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,18 +15,26 @@ from syncflow.logs import log_event
 logger = logging.getLogger("syncflow.sync")
 
 COMPONENT = "syncflow"
+MESSAGE_LIMIT = 1024
+NAME_PREFIX_LIMIT = 200
+"""Characters of the object's name in an Event's name (``<name>.<16 hex digits>`` stays a valid name)."""
 
 
 def record_event(api: JsonApi, obj: dict[str, Any], reason: str, message: str) -> None:
-    """Create a Warning Event about ``obj`` (best effort: failing to record it is only logged)."""
+    """Record a Warning Event about ``obj`` (best effort: failing to record it is only logged). The same
+    reason and message about the same object again counts up one Event (``count``, ``lastTimestamp``),
+    as client-go's recorder does, so a retried refusal never floods the namespace."""
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
+    message = message[:MESSAGE_LIMIT]
+    digest = hashlib.sha256(f"{meta.get('uid', '')}\0{reason}\0{message}".encode()).hexdigest()[:16]
+    name = f"{str(meta.get('name', 'object'))[:NAME_PREFIX_LIMIT]}.{digest}"
+    path = f"/api/v1/namespaces/{namespace}/events"
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     event = {
         "apiVersion": "v1",
         "kind": "Event",
-        # named like client-go's recorder: "<object>.<hex nanoseconds>" (a generateName cannot end in ".")
-        "metadata": {"name": f"{meta.get('name', 'object')}.{time.time_ns():x}", "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace},
         "involvedObject": {
             "apiVersion": obj.get("apiVersion", ""),
             "kind": obj.get("kind", ""),
@@ -35,7 +43,7 @@ def record_event(api: JsonApi, obj: dict[str, Any], reason: str, message: str) -
             "uid": meta.get("uid", ""),
         },
         "reason": reason,
-        "message": message[:1024],
+        "message": message,
         "type": "Warning",
         "count": 1,
         "firstTimestamp": now,
@@ -44,6 +52,13 @@ def record_event(api: JsonApi, obj: dict[str, Any], reason: str, message: str) -
         "reportingComponent": COMPONENT,
     }
     try:
-        api.create(f"/api/v1/namespaces/{namespace}/events", event)
+        try:
+            api.create(path, event)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            existing = api.get(f"{path}/{name}")
+            count = int(existing.get("count") or 1) + 1
+            api.merge_patch(f"{path}/{name}", {"count": count, "lastTimestamp": now})
     except ApiException as exc:
         log_event(logger, "sync.event_failed", level=logging.WARNING, reason=reason, status=exc.status)

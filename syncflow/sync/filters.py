@@ -90,4 +90,4 @@ def concerns(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
         return False
     if needs_namespace(rule.selector, obj) or matches(rule.selector, obj):
         return True
-    return rule.finalizer is not None and rule.finalizer in (meta.get("finalizers") or ())
+    return rule.holds(obj)

@@ -2,7 +2,9 @@
 
 - ``sync/<rule>/<cluster>/<namespace>/<name>``: sync one source object (and its copy);
 - ``status/<rule>/<cluster>/<namespace>/<name>``: return its copy's status to it;
-- ``related/<rule>/<cluster>/<namespace>/<name>``: sync its related objects (rules with ``related``).
+- ``related/<rule>/<cluster>/<namespace>/<name>``: sync its related objects (rules with ``related``);
+- ``release/<rule>/<agent>//<rule>``: release what a rule that went away made (``rule_key``);
+- ``sweep/<rule>/<agent>//<rule>``: find a changed rule's objects that need work now (``rule_key``).
 
 ``<cluster>`` is the source object's logical cluster; objects of a plain cluster have none, so the
 rule's fixed source cluster stands in (see ``Side.cluster``).
@@ -21,6 +23,13 @@ from syncflow.sync.rule import SyncRule
 SYNC = "sync"
 STATUS = "status"
 RELATED = "related"
+RELEASE = "release"
+SWEEP = "sweep"
+
+
+def rule_key(verb: str, rule: str, agent: str) -> ObjectKey:
+    """A key about a whole rule (``release``, ``sweep``)."""
+    return ObjectKey(verb, rule, agent, "", rule)
 
 
 def source_ref(rule: SyncRule, ref: ObjectRef) -> ObjectRef:

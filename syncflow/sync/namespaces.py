@@ -18,21 +18,35 @@ from syncflow.kube.jsonapi import JsonApi
 Obj = dict[str, Any]
 
 
-def ensure_namespace(api: JsonApi, name: str, namespace_obj: Obj | None = None) -> None:
-    """Create Namespace ``name`` (as ``namespace_obj`` if given) unless it exists; never change it."""
+def ensure_namespace(
+    api: JsonApi, name: str, namespace_obj: Obj | None = None, labels: dict[str, str] | None = None
+) -> None:
+    """Create Namespace ``name`` (as ``namespace_obj`` if given, with ``labels`` added: e.g. the agent's,
+    which says syncflow made it) unless it exists; never change it."""
     namespace = namespace_obj or {"metadata": {"name": name}}
+    meta = {
+        **namespace["metadata"],
+        "labels": {**(namespace["metadata"].get("labels") or {}), **(labels or {})},
+    }
     try:
-        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace})
+        api.create(
+            "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", **namespace, "metadata": meta}
+        )
     except ApiException as exc:
         if exc.status != 409:
             raise
 
 
 def create_in(
-    api: JsonApi, collection: str, namespace: str, body: Obj, namespace_obj: Obj | None = None
+    api: JsonApi,
+    collection: str,
+    namespace: str,
+    body: Obj,
+    namespace_obj: Obj | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Obj:
     """POST ``body`` to ``collection`` in ``namespace`` (none: cluster-scoped); a ``404`` ensures the
-    namespace (as ``namespace_obj`` if given) and creates once more."""
+    namespace (as ``namespace_obj`` if given, with ``labels``) and creates once more."""
     try:
         return api.create(collection, body)
     except ApiException as exc:
@@ -40,7 +54,7 @@ def create_in(
             raise
         missing = exc
     try:
-        ensure_namespace(api, namespace, namespace_obj)
+        ensure_namespace(api, namespace, namespace_obj, labels)
     except ApiException as exc:
         if exc.status == 403:
             raise missing from exc

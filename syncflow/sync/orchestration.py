@@ -7,6 +7,11 @@ watch maps each event to the object's ``sync`` key; a target watch maps a copy's
 source object's ``status`` key (its deletion to ``sync``, which re-creates it). Rules with related
 resources also get ``related`` keys from both, and one watch per related resource and side, shared
 by every rule that uses it, maps related objects' events through the related index.
+
+A rule that went away gets a ``release`` key (its finalizers released, its copies kept or deleted by
+its policy); at the start of a term, so does every gone rule whose release has not completed. A rule
+whose definition changed gets a ``sweep`` key: what it no longer selects is released at once, not at
+the next resync.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.sync import filters
 from syncflow.sync.endpoints import Endpoints
-from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref
+from syncflow.sync.keys import RELATED, RELEASE, STATUS, SWEEP, SYNC, key_for, owner_ref, rule_key
 from syncflow.sync.metadata import AGENT_LABEL
 from syncflow.sync.reconciler import may_return_status
 from syncflow.sync.registry import RuleEntry, RuleRegistry
@@ -55,13 +60,17 @@ class SyncManager:
     watches: WatchSet = field(default_factory=WatchSet)
     _running: dict[str, tuple[SyncRule, tuple[tuple[JsonApi, ...], JsonApi]]] = field(default_factory=dict)
     _related: dict[str, RelatedEvents] = field(default_factory=dict)
+    _released_once: bool = False
 
     def reconcile(self) -> None:
         """One pass: publish the wanted rules, then start and stop watches to match."""
         wanted = dict(self.desired())
         ready = _without_overlaps(wanted)
+        gone = [] if self._released_once else self.registry.unreleased()
         for name in self.registry.publish(wanted):
             entry = wanted.get(name)
+            if entry is None:
+                gone.append(name)
             log_event(
                 logger,
                 "rule.changed",
@@ -69,6 +78,9 @@ class SyncManager:
                 state=entry.state if entry else "gone",
                 reason=entry.reason if entry else "",
             )
+        self._released_once = False  # until the keys are queued: a failed pass looks at every gone rule
+        self._enqueue_for_rules(RELEASE, gone)
+        self._released_once = True
         metrics.rules({name: entry.state == "ready" for name, entry in wanted.items()})
         clients: dict[str, tuple[tuple[JsonApi, ...], JsonApi]] = {}
         failed: set[str] = set()
@@ -91,10 +103,18 @@ class SyncManager:
             # a client built anew (e.g. its endpoint's kubeconfig changed) restarts the rule's watches
             if changed or now is None or not _same_clients(now, running):
                 self._stop(name, forget=changed)
+            if changed and name in ready:
+                self._enqueue_for_rules(SWEEP, [name])
         for name, (apis, target) in clients.items():
             if name not in self._running:
                 self._start(ready[name], apis, target)
         self._reconcile_related([rule for name, rule in ready.items() if name in self._running])
+
+    def _enqueue_for_rules(self, verb: str, names: list[str]) -> None:
+        if names:
+            agent = self.registry.agent
+            self.enqueue([rule_key(verb, name, agent) for name in dict.fromkeys(names)], False)
+            log_event(logger, f"rule.{verb}_enqueued", rules=",".join(names))
 
     def stop_all(self) -> None:
         """Stop every watch (the term ended: another replica now reports the rules)."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from kubernetes.client.exceptions import ApiException
 
@@ -29,7 +29,7 @@ from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.sync import desired as desired_mod
-from syncflow.sync import filters, placement, state, transforms
+from syncflow.sync import filters, ownership, placement, state, transforms
 from syncflow.sync import metadata as md
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
@@ -37,6 +37,7 @@ from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.namespaces import create_in
+from syncflow.sync.ownership import Owner, Reach, RefusedError
 from syncflow.sync.rule import SyncRule
 from syncflow.templating import TemplateError
 
@@ -57,11 +58,13 @@ class Sync:
 
     ``release_related`` runs when a source object is being deleted and its copy still exists, before
     the copy is deleted: it cleans up the related objects and raises ``RequeueAfter`` while it waits.
+    ``reach`` says which system namespaces the deployment opened (``syncflow.sync.ownership``).
     """
 
     rule: SyncRule
     endpoints: Endpoints
     release_related: Callable[[Sync, ObjectKey, Obj, Obj], None] | None = None
+    reach: Reach = field(default_factory=Reach)
 
     def source(self, key: ObjectKey) -> JsonApi:
         """The source endpoint, at the key's logical cluster."""
@@ -80,6 +83,11 @@ class Sync:
         """The path of a target object."""
         meta = _meta(obj)
         return self.rule.target.resource.path(meta.get("namespace", ""), meta["name"])
+
+    def protects(self, obj: Obj) -> bool:
+        """Whether target object ``obj`` is a system object no sync may write or delete."""
+        meta = _meta(obj)
+        return self.reach.protects(self.rule.target.resource, meta.get("namespace", ""), meta["name"])
 
     def record(self, endpoint: str, obj: Obj) -> None:
         """Remember a write's resourceVersion so its watch echo is not enqueued again."""
@@ -157,18 +165,22 @@ def _set_finalizers(s: Sync, key: ObjectKey, obj: Obj, finalizers: list[str]) ->
 
 
 def release_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> None:
-    """Remove the rule's finalizer from a source object (no-op if absent)."""
-    finalizers = _meta(obj).get("finalizers") or []
-    if s.rule.finalizer in finalizers:
-        _set_finalizers(s, key, obj, [f for f in finalizers if f != s.rule.finalizer])
+    """Remove the rule's finalizers (current and previous) from a source object (no-op if absent)."""
+    if s.rule.holds(obj):
+        finalizers = _meta(obj).get("finalizers") or []
+        _set_finalizers(s, key, obj, [f for f in finalizers if f not in s.rule.finalizers])
         log_event(logger, "sync.finalizer_released", key=str(key))
 
 
 def _ensure_finalizer(s: Sync, key: ObjectKey, obj: Obj) -> Obj:
+    """Hold the rule's finalizer on a source object, in place of a previous one it may still hold."""
     finalizers = _meta(obj).get("finalizers") or []
-    if s.rule.finalizer is None or s.rule.finalizer in finalizers:
+    if s.rule.finalizer is None:
         return obj
-    return _set_finalizers(s, key, obj, [*finalizers, s.rule.finalizer])
+    wanted = [f for f in finalizers if f not in s.rule.previous_finalizers]
+    if s.rule.finalizer not in wanted:
+        wanted.append(s.rule.finalizer)
+    return obj if wanted == finalizers else _set_finalizers(s, key, obj, wanted)
 
 
 def delete_exactly(api: JsonApi, path: str, obj: Obj) -> bool:
@@ -183,6 +195,14 @@ def delete_exactly(api: JsonApi, path: str, obj: Obj) -> bool:
     return True
 
 
+def _deletable(s: Sync, key: ObjectKey, copy: Obj | None) -> Obj | None:
+    """``copy``, unless it is a system object, which is left as it is (then None: no copy to remove)."""
+    if copy is not None and s.protects(copy):
+        log_event(logger, "sync.copy_out_of_reach", key=str(key), target=s.target_path(copy))
+        return None
+    return copy
+
+
 def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
     if _meta(copy).get("deletionTimestamp"):
         return
@@ -193,7 +213,7 @@ def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
 
 def _orphan_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
     """Leave the copy (deletion is not propagated) and mark it as orphaned."""
-    if (_meta(copy).get("annotations") or {}).get(ORPHANED_ANNOTATION) != "true":
+    if (_meta(copy).get("annotations") or {}).get(ORPHANED_ANNOTATION) != "true" and not s.protects(copy):
         patch = {"metadata": {"annotations": {ORPHANED_ANNOTATION: "true"}}}
         s.record(s.rule.target.endpoint, s.target.merge_patch(s.target_path(copy), patch))
         log_event(logger, "sync.copy_orphaned", key=str(key), target=s.target_path(copy))
@@ -235,13 +255,14 @@ def sync_object(s: Sync, key: ObjectKey) -> None:
     if obj is None:
         obj = get_or_none(s.source(key), s.source_path(key))
         if obj is None:  # confirmed gone by a direct GET
-            _source_gone(s, key, find_copy(s, key))
+            _source_gone(s, key, _deletable(s, key, find_copy(s, key)))
             return
         if _meta(obj).get("deletionTimestamp"):
-            _finish_deletion(s, key, obj, find_copy(s, key))
+            _finish_deletion(s, key, obj, _deletable(s, key, find_copy(s, key)))
             return
         if not selected(s, key, obj):
-            _stop_syncing(s, key, obj, find_copy(s, key) if s.rule.unmatched == "delete" else None)
+            copy = _deletable(s, key, find_copy(s, key)) if s.rule.unmatched == "delete" else None
+            _stop_syncing(s, key, obj, copy)
             return
         if not s.rule.spec:
             return
@@ -321,6 +342,10 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
     rule = s.rule
     workspace_path = workspace_path_of(s, key)
     location = _locate(s, key, obj, workspace_path)
+    if s.reach.protects(rule.target.resource, location.namespace, location.name):
+        _refuse(
+            s, key, obj, ownership.protected(rule.target.resource.kind, location.namespace, location.name)
+        )
     secret_path = state_path(s, key)
     entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
     copy: Obj | None = None
@@ -423,24 +448,11 @@ def _stamp(s: Sync, obj: Obj) -> None:
         obj.setdefault("metadata", {}).setdefault("annotations", {})[annotation] = now()
 
 
-def _collision(s: Sync, key: ObjectKey, existing: Obj) -> str | None:
-    """Why ``existing`` is not ours to adopt: it is the copy of another source object, or another agent's."""
-    labels = _meta(existing).get("labels") or {}
-    other = owner_ref(existing)
-    agent = labels.get(md.AGENT_LABEL)
-    if other is None and not agent:
-        return None
-    mine = desired_mod.remote_labels(key.cluster, key.namespace, key.name, s.rule.agent)
-    if all(labels.get(k) == v for k, v in mine.items() if k != md.AGENT_LABEL) and agent in (
-        None,
-        s.rule.agent,
-    ):
-        return None
-    owner = f"{other.cluster}/{other.namespace}/{other.name}" if other else "another object"
-    return (
-        f"name collision with {owner} (agent {agent or 'unknown'}): {s.target_path(existing)} on the target "
-        f"is already its copy; change the naming rule so that copies of different objects get different names"
-    )
+def _refuse(s: Sync, key: ObjectKey, obj: Obj, refusal: RefusedError) -> NoReturn:
+    """Tell the source object's owner why it is not synced (an Event beside it), then park the key."""
+    record_event(s.source(key), obj, refusal.event_reason, refusal.event_message)
+    log_event(logger, "sync.refused", level=logging.WARNING, key=str(key), cause=refusal.cause)
+    raise refusal
 
 
 def _create_or_adopt(
@@ -457,6 +469,7 @@ def _create_or_adopt(
             namespace,
             body,
             location.namespace_object,
+            labels={md.AGENT_LABEL: rule.agent},
         )
     except ApiException as exc:
         if exc.status != 409:
@@ -469,17 +482,20 @@ def _create_or_adopt(
     existing = s.target.get(rule.target.resource.path(location.namespace, location.name))
     if _meta(existing).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)
-    mine = (_meta(existing).get("labels") or {}).get(md.AGENT_LABEL) == rule.agent
-    if mine and desired_mod.is_copy_of(existing, key.cluster, key.namespace, key.name):
+    kind = rule.target.resource.kind
+    owner = ownership.owner_of(existing, rule.agent, key.cluster, key.namespace, key.name)
+    if owner == Owner.THIS_COPY:
         return existing, last  # our copy, which the state did not record (e.g. a crash between the writes)
-    reason = _collision(s, key, existing)
-    if reason is not None:
-        record_event(s.source(key), obj, "NameCollision", reason)
-        raise PermanentError(reason)
-    if rule.adopt == "never":
+    if owner == Owner.OTHER_COPY:
+        other = owner_ref(existing)
+        named = f"{other.cluster}/{other.namespace}/{other.name}" if other else "an object of another agent"
+        _refuse(s, key, obj, ownership.collision(kind, location.namespace, location.name, named))
+    if owner == Owner.FOREIGN and rule.adopt == "never":
         log_event(logger, "sync.exists_not_ours", key=str(key), target=s.target_path(existing))
         return None
-    log_event(logger, "sync.adopting", key=str(key), target=s.target_path(existing))
+    if owner == Owner.FOREIGN and (rule.adopt == "refuse" or not rule.target.resource.namespaced):
+        _refuse(s, key, obj, ownership.foreign(kind, location.namespace, location.name))
+    log_event(logger, "sync.adopting", key=str(key), target=s.target_path(existing), owner=owner.value)
     # no last-applied state for an adopted object: merge, so fields only set on the target survive
     return existing, {}
 
@@ -610,14 +626,30 @@ def _carry_status(s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:
 
 
 def release_all(s: Sync, everywhere: JsonApi, key_of: Callable[[ObjectRef], ObjectKey]) -> int:
-    """Release the rule's finalizer on every source object (the rule stopped syncing)."""
+    """Release the rule's finalizers on every source object (the rule stopped syncing)."""
     released = 0
     for obj in everywhere.get(s.rule.source.resource.path()).get("items") or []:
-        if s.rule.finalizer not in (_meta(obj).get("finalizers") or []):
+        if not s.rule.holds(obj):
             continue
         release_finalizer(s, key_of(ObjectRef.of(obj)), obj)
         released += 1
     return released
+
+
+def release_unselected(s: Sync, everywhere: JsonApi) -> int:
+    """Stop syncing every live source object that holds the rule's finalizer but is no longer selected
+    (its copy deleted when the rule deletes unmatched copies); returns how many."""
+    stopped = 0
+    for obj in everywhere.get(s.rule.source.resource.path()).get("items") or []:
+        if not s.rule.holds(obj) or _meta(obj).get("deletionTimestamp"):
+            continue
+        key = key_for(SYNC, s.rule, ObjectRef.of(obj))
+        if selected(s, key, obj):
+            continue
+        copy = _deletable(s, key, find_copy(s, key)) if s.rule.unmatched == "delete" else None
+        _stop_syncing(s, key, obj, copy)
+        stopped += 1
+    return stopped
 
 
 def remove_copies(s: Sync) -> int:
@@ -629,6 +661,8 @@ def remove_copies(s: Sync) -> int:
         owner = owner_ref(copy)
         if owner is None or (s.rule.source.cluster and owner.cluster != s.rule.source.cluster):
             continue  # not a copy, or one of another workspace
+        if s.protects(copy):
+            continue  # a system object is never deleted
         key = key_for(SYNC, s.rule, owner)
         _delete_copy(s, key, copy)
         _drop_state(s, key)

@@ -3,9 +3,10 @@
 The leading watcher computes each rule from its mode's API objects and writes it here (a Redis hash
 of the agent); workers look rules up by the name in a key. A rule is ``ready`` (sync with it),
 ``pending`` (it exists but cannot sync yet: keys wait and come back) or ``gone`` (its API object was
-deleted or disabled and the mode has cleaned up: its keys end). A name the registry does not know
-(the watcher has not published yet, or Redis was wiped) is treated as pending, never as gone, so no
-key is ever dropped for want of a rule.
+deleted or disabled, or its type deselected: its keys end). A pending or gone entry keeps the last
+rule that was ready under its name, so what a rule made can be released after it went (``release``
+keys). A name the registry does not know (the watcher has not published yet, or Redis was wiped) is
+treated as pending, never as gone, so no key is ever dropped for want of a rule.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class RuleRegistry:
 
     def __init__(self, redis: Redis, agent: str) -> None:
         self.redis = redis
+        self.agent = agent
         self.key = registry_key(agent)
         self._parsed: dict[bytes | str, RuleEntry] = {}
         self._published: dict[str, RuleEntry] | None = None
@@ -79,10 +81,17 @@ class RuleRegistry:
             entry = self._parsed[raw] = _decode(raw)
         return entry
 
+    def entries(self) -> dict[str, RuleEntry]:
+        """Every entry, by name."""
+        return {_text(name): _decode(raw) for name, raw in sorted(self.redis.hgetall(self.key).items())}
+
     def ready_rules(self) -> list[SyncRule]:
         """Every ready rule, by name."""
-        entries = (_decode(raw) for _, raw in sorted(self.redis.hgetall(self.key).items()))
-        return [entry.rule for entry in entries if entry.state == "ready" and entry.rule is not None]
+        return [e.rule for e in self.entries().values() if e.state == "ready" and e.rule is not None]
+
+    def unreleased(self) -> list[str]:
+        """Gone rules whose release has not completed (their objects may still hold a finalizer)."""
+        return [name for name, entry in self.entries().items() if needs_release(entry)]
 
     # ----- the watcher -----
 
@@ -95,9 +104,10 @@ class RuleRegistry:
         if self._published is None or not self.redis.exists(self.key):
             self._published = {_text(k): _decode(v) for k, v in self.redis.hgetall(self.key).items()}
         now = time.time()
+        carried = {name: _carry(self._published.get(name), entry) for name, entry in wanted.items()}
         changes = {
             name: entry.model_copy(update={"at": now})
-            for name, entry in wanted.items()
+            for name, entry in carried.items()
             if name not in self._published or self._published[name].model_copy(update={"at": 0.0}) != entry
         }
         expired: list[str] = []
@@ -105,7 +115,7 @@ class RuleRegistry:
             if name in wanted:
                 continue
             if old.state != "gone":
-                changes[name] = RuleEntry(state="gone", at=now)
+                changes[name] = RuleEntry(state="gone", rule=old.rule, at=now)
             elif now - old.at > TOMBSTONE_TTL:
                 expired.append(name)
         if changes:
@@ -119,15 +129,29 @@ class RuleRegistry:
 
     def mark_gone(self, name: str, reason: str = "") -> None:
         """Record at once that rule ``name`` is gone (before its objects are released; ``RELEASED``
-        after)."""
-        self.redis.hset(
-            self.key, name, RuleEntry(state="gone", reason=reason, at=time.time()).model_dump_json()
-        )
+        after), keeping the last rule it had."""
+        raw = self.redis.hget(self.key, name)
+        rule = _decode(raw).rule if raw else None
+        entry = RuleEntry(state="gone", rule=rule, reason=reason, at=time.time())
+        self.redis.hset(self.key, name, entry.model_dump_json())
 
     def released(self, name: str) -> bool:
         """Whether rule ``name`` is gone and its release has completed since the watcher marked it so."""
         entry = self.lookup(name)
         return entry.state == "gone" and entry.reason == RELEASED
+
+
+def needs_release(entry: RuleEntry) -> bool:
+    """Whether a gone entry's rule still has to be released."""
+    return entry.state == "gone" and entry.rule is not None and entry.reason != RELEASED
+
+
+def _carry(old: RuleEntry | None, new: RuleEntry) -> RuleEntry:
+    """A pending entry keeps the rule its name last had (a Cluster that goes NotReady, then is deleted,
+    still has a rule to release)."""
+    if new.state == "pending" and new.rule is None and old is not None and old.rule is not None:
+        return new.model_copy(update={"rule": old.rule})
+    return new
 
 
 def _text(value: bytes | str) -> str:

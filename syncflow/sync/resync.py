@@ -164,13 +164,21 @@ def keys_needing_work(
     # a source being deleted that still has its copy: its deletion event may have been lost (e.g. Redis
     # wiped), and nothing else would ever delete the copy and release the source's finalizer
     deleting = {ref for ref, obj in listing.sources.items() if obj["metadata"].get("deletionTimestamp")}
+    # a finalizer of an earlier version (e.g. another key formula) is replaced by the next sync
+    migrating = {ref for ref, obj in listing.sources.items() if _holds_previous(rule, obj)}
     keys = _unattended(rule, endpoints, missing, held) | {
-        key_for(SYNC, rule, ref) for ref in (copies.keys() - listed) | (deleting & copies.keys()) | drifted
+        key_for(SYNC, rule, ref)
+        for ref in (copies.keys() - listed) | (deleting & copies.keys()) | drifted | migrating
     }
     if rule.related and index is not None:
         keys.update(key_for(RELATED, rule, ref) for ref in missing)
         keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
     return keys
+
+
+def _holds_previous(rule: SyncRule, obj: dict[str, Any]) -> bool:
+    held = obj["metadata"].get("finalizers") or ()
+    return any(finalizer in held for finalizer in rule.previous_finalizers)
 
 
 def _unattended(rule: SyncRule, endpoints: Endpoints, missing: set[ObjectRef], held: Held) -> set[ObjectKey]:

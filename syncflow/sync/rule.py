@@ -9,6 +9,7 @@ same rule back.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -242,9 +243,14 @@ class SyncRule(_Frozen):
     objects while they have a copy (None: deletions are found by a confirmed GET instead).
     ``state_namespace`` is the target namespace of the last-applied state Secrets (None: no state;
     every update replaces the managed fields). ``adopt`` says what happens to a target object of the
-    copy's name that no rule made: ``merge`` it into a copy, or ``never`` touch it (e.g. a cluster's
-    own CRDs). ``watch_source`` False means the source is polled. ``related`` objects of each source
-    object are synced by ``related`` keys of their own.
+    copy's name that syncflow did not make: ``refuse`` to touch it (the key parks with a conflict, the
+    default), ``merge`` it into a copy (namespaced objects only; publish mode's adoption), or ``never``
+    touch it and say nothing (e.g. a cluster's own CRDs). ``release`` says what the rule's copies
+    become when the rule goes away (its config deleted, its type deselected): ``keep`` them, or
+    ``delete`` them; the finalizers are released either way. ``previous_finalizers`` are finalizers
+    earlier versions held for the rule: replaced by ``finalizer`` on the next sync, released like it.
+    ``watch_source`` False means the source is polled. ``related`` objects of each source object are
+    synced by ``related`` keys of their own.
     """
 
     name: str
@@ -259,8 +265,21 @@ class SyncRule(_Frozen):
     deletion: Literal["propagate", "orphan"] = "propagate"
     unmatched: Literal["keep", "delete"] = "keep"
     finalizer: str | None = CLEANUP_FINALIZER
+    previous_finalizers: tuple[str, ...] = ()
     state_namespace: str | None = None
-    adopt: Literal["merge", "never"] = "merge"
+    adopt: Literal["refuse", "merge", "never"] = "refuse"
+    release: Literal["keep", "delete"] = "keep"
     workspace_paths: bool = False
     watch_source: bool = True
     related: tuple[Related, ...] = ()
+
+    @property
+    def finalizers(self) -> tuple[str, ...]:
+        """Every finalizer the rule holds or held on source objects (``finalizer`` first)."""
+        current = (self.finalizer,) if self.finalizer is not None else ()
+        return (*current, *self.previous_finalizers)
+
+    def holds(self, obj: Mapping[str, Any]) -> bool:
+        """Whether source object ``obj`` carries one of the rule's finalizers."""
+        held = (obj.get("metadata") or {}).get("finalizers") or ()
+        return any(finalizer in held for finalizer in self.finalizers)

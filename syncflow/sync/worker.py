@@ -2,7 +2,9 @@
 
 A key whose rule is pending or unknown comes back later (a transient error backs it off; the rule's
 watch start re-adds every key at once when it becomes ready); only a rule the registry says is gone
-ends its keys, after its mode has released what the rule held.
+ends its keys. What a gone rule made is released by its ``release`` key: every finalizer it holds on
+source objects, and — when the rule's ``release`` policy says ``delete`` — its copies, where the target
+can be reached (an unreachable target never keeps a finalizer held).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
@@ -19,13 +21,15 @@ from redis import Redis
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
-from syncflow.queue.errors import RequeueAfter, TransientError
+from syncflow.queue.errors import RequeueAfter, TransientError, classify, describe
+from syncflow.queue.workqueue import Outcome
 from syncflow.sync import reconciler
 from syncflow.sync import resync as resync_mod
-from syncflow.sync.endpoints import Endpoints
+from syncflow.sync.endpoints import EndpointError, Endpoints
 from syncflow.sync.keys import SYNC, key_for
-from syncflow.sync.reconciler import Sync, release_all, return_status, sync_object
-from syncflow.sync.registry import RELEASED, RuleRegistry
+from syncflow.sync.ownership import Reach
+from syncflow.sync.reconciler import Sync, release_all, release_unselected, return_status, sync_object
+from syncflow.sync.registry import RELEASED, RuleRegistry, needs_release
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.reconcile import release_related, release_rule, sync_related
 from syncflow.sync.rule import SyncRule
@@ -63,13 +67,15 @@ class RuleWorker:
     endpoints: Endpoints
     rules_running: Callable[[], set[str]]
     """The rules whose sync or related keys are being run (leased) now."""
+    reach: Reach = field(default_factory=Reach)
+    """The system namespaces this deployment opened."""
 
     def _index(self, rule: SyncRule) -> RelatedIndex:
         return RelatedIndex(self.registry.redis, rule.agent)
 
     def _sync(self, rule: SyncRule) -> Sync:
         release = functools.partial(release_related, self._index(rule)) if rule.related else None
-        return Sync(rule, self.endpoints, release_related=release)
+        return Sync(rule, self.endpoints, release_related=release, reach=self.reach)
 
     def _lookup(self, key: ObjectKey) -> Sync | None:
         entry = self.registry.lookup(key.rule)
@@ -121,13 +127,41 @@ class RuleWorker:
         self.quiesce([rule])
         s = self._sync(rule)
         if remove_copies:
-            log_event(logger, "sync.copies_removed", rule=rule.name, copies=reconciler.remove_copies(s))
+            _remove_copies(s)
         released = release_rule(s, self._index(rule)) + sum(
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
         self.registry.mark_gone(rule.name, RELEASED)
         return released
+
+    def release_gone(self, key: ObjectKey) -> int:
+        """The ``release`` key of a rule that went away: release it (its copies kept or deleted by its
+        ``release`` policy), unless it is back or released already; returns the objects released."""
+        entry = self.registry.lookup(key.rule)
+        if not needs_release(entry) or entry.rule is None:
+            return 0
+        released = self.release(entry.rule, remove_copies=entry.rule.release == "delete")
+        log_event(logger, "sync.rule_released", rule=key.rule, objects=released)
+        return released
+
+    def release_unselected(self, rule: SyncRule) -> int:
+        """Stop syncing every source object of ``rule`` that holds its finalizer but is no longer
+        selected (its copy deleted when the rule deletes unmatched copies); returns how many."""
+        s = self._sync(rule)
+        return sum(release_unselected(s, api) for api in self.endpoints.everywhere(rule.source.endpoint))
+
+    def sweep(self, key: ObjectKey, enqueue: Enqueue, held: resync_mod.Held) -> None:
+        """The ``sweep`` key of a rule that changed: enqueue its objects that need work now — copies of
+        objects it no longer selects, objects it newly selects, finalizers of an earlier version."""
+        s = self._lookup(key)
+        if s is not None:
+            rule = s.rule
+
+            def find_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+                return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), held)
+
+            resync_mod.resync([rule], self.endpoints, enqueue, find_work, "sweep")
 
     def resync(
         self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue, held: resync_mod.Held
@@ -182,3 +216,26 @@ class RuleWorker:
         s = self._lookup(key)
         if s is not None:
             resync_mod.resync([s.rule], self.endpoints, enqueue, resync_mod.poll_keys, "poll")
+
+
+def _remove_copies(s: Sync) -> None:
+    """Delete every copy the rule made; a target that cannot be reached keeps its copies (logged), so
+    that releasing the finalizers never waits for it."""
+    try:
+        removed = reconciler.remove_copies(s)
+    except Exception as exc:
+        unreachable = isinstance(exc, EndpointError) or (
+            not isinstance(exc, ApiException) and classify(exc) == Outcome.TRANSIENT
+        )
+        if not unreachable:
+            raise
+        log_event(
+            logger,
+            "sync.copies_abandoned",
+            level=logging.WARNING,
+            rule=s.rule.name,
+            target=s.rule.target.endpoint,
+            error=f"{type(exc).__name__}: {describe(exc)}",
+        )
+        return
+    log_event(logger, "sync.copies_removed", rule=s.rule.name, copies=removed)

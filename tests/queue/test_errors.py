@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import json
 import socket
 import ssl
 from typing import Any
@@ -98,3 +99,35 @@ def test_describe_api_errors_like_kubectl() -> None:
     assert describe(error) == '403 Forbidden: namespaces "x" is being terminated'
     assert describe(ApiException(status=500, reason="Internal Server Error")) == "500 Internal Server Error"
     assert describe(ValueError("plain")) == "plain"
+
+
+def _api_error(status: int, body: object) -> ApiException:
+    error = ApiException(status=status, reason="Forbidden")
+    error.body = body if isinstance(body, str) else json.dumps(body)
+    return error
+
+
+def test_a_403_that_clears_by_itself_is_transient_and_any_other_403_permanent() -> None:
+    """kube's NamespaceLifecycle admission names the NamespaceTerminating cause: api-syncagent retries it."""
+    terminating = {
+        "kind": "Status",
+        "reason": "Forbidden",
+        "code": 403,
+        "message": 'configmaps "c" is forbidden: unable to create new content in namespace ns because it '
+        "is being terminated",
+        "details": {
+            "name": "c",
+            "kind": "configmaps",
+            "causes": [{"reason": "NamespaceTerminating", "message": "namespace ns is being terminated"}],
+        },
+    }
+    rbac = {
+        "kind": "Status",
+        "reason": "Forbidden",
+        "code": 403,
+        "details": {"name": "c", "kind": "configmaps"},
+    }
+    assert classify(_api_error(403, terminating)) is Outcome.TRANSIENT
+    assert classify(_api_error(403, rbac)) is Outcome.PERMANENT
+    assert classify(_api_error(403, "<html>forbidden</html>")) is Outcome.PERMANENT
+    assert classify(_api_error(403, {"details": {"causes": "not a list"}})) is Outcome.PERMANENT

@@ -232,3 +232,33 @@ def test_quiesce_marks_every_rule_gone_before_it_waits_for_any(redis: fakeredis.
     assert {registry.lookup(n).state for n in ("things", "other")} == {"gone"}
     service.queue_for(other).done(other, "t", Outcome.OK)
     worker(registry, redis).quiesce([rule(), rule("other")])  # nothing runs: it returns
+
+
+def test_a_gone_entry_keeps_the_last_ready_rule_through_pending_for_its_release(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    """A Cluster that goes NotReady (pending), then is deleted (gone): its rule is still known, so the
+    finalizers it put on source objects can be released."""
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    assert registry.publish({"things": RuleEntry.pending("cluster not ready")}) == ["things"]
+    assert registry.publish({"things": RuleEntry.pending("cluster not ready")}) == []  # no rewrite
+    pending = RuleRegistry(redis, "agent").lookup("things")
+    assert pending.state == "pending" and pending.rule == rule()
+    registry.publish({})
+    assert RuleRegistry(redis, "agent").unreleased() == ["things"]
+    assert RuleRegistry(redis, "agent").lookup("things").rule == rule()
+
+
+def test_a_release_key_releases_a_gone_rule_once_and_never_a_rule_that_came_back(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    registry = RuleRegistry(redis, "agent")
+    key = ObjectKey("release", "things", "agent", "", "things")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    assert worker(registry, redis).release_gone(key) == 0  # ready: nothing to release (no API call)
+    registry.publish({})
+    worker(registry, redis, NoSourceObjects()).release_gone(key)
+    assert registry.released("things") and registry.unreleased() == []
+    assert registry.lookup("things").rule == rule()  # the released tombstone still says what it was
+    assert worker(registry, redis).release_gone(key) == 0  # released already: no API call

@@ -105,6 +105,7 @@ def build_rule(
         transforms=mutate_of(published.spec.mutation),
         unmatched="delete" if settings.orphan_policy == "delete" else "keep",
         state_namespace=settings.state_namespace,
+        adopt="merge",  # api-syncagent adopts a local object of the copy's name
         workspace_paths=bool(published.spec.enable_workspace_paths),
         related=related,
     )

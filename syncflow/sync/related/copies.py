@@ -124,6 +124,10 @@ def sync_copy(run: RelatedRun, found: Found, obj: Obj | None, *, primary_deletin
     deletion. While the primary is being deleted, copies are removed if the related resource cleans
     up (``cleanup``, or an origin on the rule's source side) and left alone otherwise."""
     related = run.related
+    on_target = run.destination_endpoint == run.s.rule.target.endpoint
+    if on_target and run.s.reach.protects(related.destination_resource, found.namespace, found.name):
+        log_event(logger, "related.out_of_reach", key=str(run.key), target=run.destination_path(found))
+        return False  # a system object: never written or deleted
     copy = get_or_none(run.destination, run.destination_path(found))
     if primary_deleting:
         cleans_up = related.cleanup or related.origin == "source"
