@@ -101,10 +101,12 @@ def kcp_rules(name: str, types: list[discovery.TypeRef]) -> list[Obj]:
     server to authorise by field selector, which not every kcp-compatible server does."""
     rules = [
         rule(["workload.kcp.io"], ["synctargets"], ["get", "list", "watch"]),
+        # its own SyncTarget: the finalizer that keeps it until the syncer has released its objects
+        rule(["workload.kcp.io"], ["synctargets"], ["update", "patch"], [name]),
         rule(["workload.kcp.io"], ["synctargets/status"], ["get", "update", "patch"], [name]),
         rule(["core.kcp.io"], ["logicalclusters"], ["get"], ["cluster"]),
         rule([""], ["namespaces"], ["get", "list", "watch"]),
-        rule([""], ["events"], ["create", "patch", "update"]),
+        rule([""], ["events"], ["get", "create", "patch", "update"]),
         rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], UPSTREAM_VERBS),
         rule(["apis.kcp.io"], ["apiexports", "apiresourceschemas"], ["get"]),
     ]

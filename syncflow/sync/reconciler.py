@@ -121,6 +121,16 @@ def get_or_none(api: JsonApi, path: str) -> Obj | None:
         raise
 
 
+def served_items(api: JsonApi, path: str, **query: str) -> list[Obj]:
+    """The items of a LIST; none when the resource is not served (any more): its objects went with it."""
+    try:
+        return list(api.get(path, **query).get("items") or [])
+    except ApiException as exc:
+        if exc.status == 404 and not object_not_found(exc):
+            return []
+        raise
+
+
 def _meta(obj: Obj) -> Obj:
     meta: Obj = obj["metadata"]
     return meta
@@ -628,7 +638,7 @@ def _carry_status(s: Sync, key: ObjectKey, obj: Obj, copy: Obj) -> None:
 def release_all(s: Sync, everywhere: JsonApi, key_of: Callable[[ObjectRef], ObjectKey]) -> int:
     """Release the rule's finalizers on every source object (the rule stopped syncing)."""
     released = 0
-    for obj in everywhere.get(s.rule.source.resource.path()).get("items") or []:
+    for obj in served_items(everywhere, s.rule.source.resource.path()):
         if not s.rule.holds(obj):
             continue
         release_finalizer(s, key_of(ObjectRef.of(obj)), obj)
@@ -640,7 +650,7 @@ def release_unselected(s: Sync, everywhere: JsonApi) -> int:
     """Stop syncing every live source object that holds the rule's finalizer but is no longer selected
     (its copy deleted when the rule deletes unmatched copies); returns how many."""
     stopped = 0
-    for obj in everywhere.get(s.rule.source.resource.path()).get("items") or []:
+    for obj in served_items(everywhere, s.rule.source.resource.path()):
         if not s.rule.holds(obj) or _meta(obj).get("deletionTimestamp"):
             continue
         key = key_for(SYNC, s.rule, ObjectRef.of(obj))
@@ -655,9 +665,11 @@ def release_unselected(s: Sync, everywhere: JsonApi) -> int:
 def remove_copies(s: Sync) -> int:
     """Delete every copy the rule's agent made on the target, and their last-applied state (the target
     is given up; each copy's source object keeps its content)."""
-    copies = s.target.get(s.rule.target.resource.path(), labelSelector=f"{md.AGENT_LABEL}={s.rule.agent}")
+    copies = served_items(
+        s.target, s.rule.target.resource.path(), labelSelector=f"{md.AGENT_LABEL}={s.rule.agent}"
+    )
     removed = 0
-    for copy in copies.get("items") or []:
+    for copy in copies:
         owner = owner_ref(copy)
         if owner is None or (s.rule.source.cluster and owner.cluster != s.rule.source.cluster):
             continue  # not a copy, or one of another workspace

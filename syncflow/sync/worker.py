@@ -135,6 +135,21 @@ class RuleWorker:
         self.registry.mark_gone(rule.name, RELEASED)
         return released
 
+    def known_rules(self) -> list[SyncRule]:
+        """Every rule the registry knows and has not released (ready, pending or gone)."""
+        return [
+            entry.rule
+            for entry in self.registry.entries().values()
+            if entry.rule is not None and (entry.state != "gone" or needs_release(entry))
+        ]
+
+    def retire(self, rules: list[SyncRule]) -> int:
+        """Release ``rules`` now, their copies kept or deleted by each rule's ``release`` policy (an
+        owner being deleted: every rule is quiesced before the first is released); returns the objects
+        released."""
+        self.quiesce(rules)
+        return sum(self.release(rule, remove_copies=rule.release == "delete") for rule in rules)
+
     def release_gone(self, key: ObjectKey) -> int:
         """The ``release`` key of a rule that went away: release it (its copies kept or deleted by its
         ``release`` policy), unless it is back or released already; returns the objects released."""

@@ -183,7 +183,12 @@ def test_an_application_goes_down_by_manifests_with_its_state_returned(edge_env:
         check=lambda o: (o.get("status") or {}).get("readyReplicas") == 1,
     )
     status = env.kcp.get(f"{CONFIGS}/app")["status"]
-    assert {c["type"]: c["status"] for c in status["conditions"]} == {"Ready": "True", "Conflict": "False"}
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {
+        "Ready": "True",
+        "Conflict": "False",
+        "Conflicts": "False",
+        "Synced": "True",
+    }
 
 
 def test_reports_created_in_the_p_cluster_are_upsynced_and_read_through_the_export(edge_env: EdgeEnv) -> None:

@@ -56,7 +56,13 @@ def rules_of(settings: Settings, workspace: JsonApi, cluster: str) -> ClustersRu
     """The rules builder over ``workspace`` (logical cluster ``cluster``)."""
     types = [SyncedType.parse(text) for text in settings.cluster_resources]
     return ClustersRules(
-        workspace, cluster, settings.agent_name, settings.namespace, types, settings.only_cluster
+        workspace,
+        cluster,
+        settings.agent_name,
+        settings.namespace,
+        types,
+        settings.only_cluster,
+        settings.cluster_cleanup,
     )
 
 

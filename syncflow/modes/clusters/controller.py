@@ -23,7 +23,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, SyncedType, endpoint
-from syncflow.modes.clusters.rules import ClustersRules, build_rule
+from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.queue.errors import describe
 from syncflow.sync.endpoints import EndpointError
 from syncflow.sync.reconciler import Obj, get_or_none
@@ -107,8 +107,7 @@ class ClusterController:
             resource = self.rules.resource(t, version) if version else None
             if resource is None:
                 continue  # never synced, or no longer served: no kcp object holds its finalizer
-            r = self.rules
-            rules.append((t, build_rule(name, resource, r.workspace, r.agent, r.state_namespace)))
+            rules.append((t, self.rules.rule(name, resource)))
         self.worker.quiesce(rule for _, rule in rules)
         for t, rule in rules:
             released = self.worker.release(rule, remove_copies=remove)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kubernetes.client.exceptions import ApiException
 
@@ -40,9 +40,15 @@ SERVED_TTL = 30.0
 
 
 def build_rule(
-    cluster: str, resource: Resource, workspace: str, agent: str, state_namespace: str
+    cluster: str,
+    resource: Resource,
+    workspace: str,
+    agent: str,
+    state_namespace: str,
+    cleanup: Literal["keep", "delete"] = "keep",
 ) -> SyncRule:
-    """The rule that syncs ``resource`` objects labelled for ``cluster``."""
+    """The rule that syncs ``resource`` objects labelled for ``cluster``; ``cleanup`` says what its
+    copies become when the rule goes (the Cluster deleted, the type no longer synced)."""
     transforms: list[Transform] = [DropAnnotations(prefixes=("kcp.io/",))]
     allocated = ALLOCATED_BY_CLUSTER.get(resource.group_resource)
     if allocated is not None:
@@ -58,6 +64,7 @@ def build_rule(
         unmatched="delete",
         finalizer=finalizer(cluster),
         state_namespace=state_namespace,
+        release=cleanup,
     )
 
 
@@ -80,6 +87,7 @@ class ClustersRules:
     state_namespace: str
     types: list[SyncedType]
     only_cluster: str | None = None
+    cleanup: Literal["keep", "delete"] = "keep"
     serving: frozenset[str] = frozenset()
     _served: dict[tuple[SyncedType, str], tuple[float, Resource]] = field(default_factory=dict)
 
@@ -123,7 +131,11 @@ class ClustersRules:
         resource = self.resource(t, version)
         if resource is None:
             return RuleEntry.pending(f"kcp does not serve {t.group_resource} {version} yet")
-        return RuleEntry.ready(build_rule(name, resource, self.workspace, self.agent, self.state_namespace))
+        return RuleEntry.ready(self.rule(name, resource))
+
+    def rule(self, cluster: str, resource: Resource) -> SyncRule:
+        """The rule that syncs ``resource`` objects labelled for ``cluster``."""
+        return build_rule(cluster, resource, self.workspace, self.agent, self.state_namespace, self.cleanup)
 
     def desired(self) -> Mapping[str, RuleEntry]:
         """One entry per (Cluster this process syncs to, type); a deleting Cluster has none."""

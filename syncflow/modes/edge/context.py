@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -17,8 +18,10 @@ from syncflow.kube.kcp import cluster_identity
 from syncflow.modes.base import ModeContext, context_of, sync_manager
 from syncflow.modes.edge.clients import EdgeEndpoints
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRules, Mailbox
+from syncflow.modes.edge.status import EdgeConfigs
 from syncflow.modes.edge.watcher import EdgeWatcher
 from syncflow.queue.budget import RequestBudget
+from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -62,10 +65,30 @@ class EdgeContext(ModeContext):
             self.client(cluster_client(self.settings), PCLUSTER),
         )
 
+    @cached_property
+    def configs(self) -> EdgeConfigs:
+        """The EdgeSyncConfigs' status and lifecycle."""
+        endpoints, settings = self.endpoints, self.settings
+        rules = EdgeRules(
+            endpoints.mailbox, endpoints.pcluster, self.mailbox, settings.agent_name, settings.namespace
+        )
+        return EdgeConfigs(endpoints.mailbox, rules, self.worker, tasks.runtime.service)
+
 
 def edge_context(settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> EdgeContext:
     """The context of these settings in this process."""
     return context_of(EdgeContext, settings, redis, budget)
+
+
+def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Beat: the EdgeSyncConfigs' status every status period."""
+    return {
+        "edge-tick": {
+            "task": "syncflow.edge-tick",
+            "schedule": settings.status_period,
+            "options": {"queue": PERIODIC_QUEUE, "expires": settings.status_period},
+        }
+    }
 
 
 def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:

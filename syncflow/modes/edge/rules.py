@@ -44,6 +44,10 @@ class Mailbox:
         return f"edge.kcp.io/syncer-{self.syncer}"
 
 
+class ConfigOnHold(Exception):  # noqa: N818 - a state the watcher waits out, not a failure
+    """An EdgeSyncConfig is invalid and its last valid spec is not known: the rules stay as they are."""
+
+
 def _term(selector: ResourceSelector) -> SelectorTerm:
     dumped = selector.model_dump(by_alias=True, exclude_none=True, mode="json")
     return SelectorTerm(
@@ -81,19 +85,34 @@ class EdgeRules:
     state_namespace: str
     merged: Merged = field(default_factory=Merged)
     _found: dict[tuple[str, TypeKey], tuple[float, Resource]] = field(default_factory=dict)
+    _last_valid: dict[str, EdgeSyncConfig] = field(default_factory=dict)
 
     def configs(self) -> list[EdgeSyncConfig]:
-        """Every valid EdgeSyncConfig of the mailbox (an invalid one is reported on its status by a task)."""
-        valid = []
+        """Every EdgeSyncConfig of the mailbox that is not being deleted.
+
+        A config whose spec is invalid (reported on its status by a task) counts with its last valid
+        spec, so an invalid edit never deselects — and deletes — what it selected; with none known
+        (e.g. after a restart) ``ConfigOnHold`` holds every rule as it is until the spec is fixed."""
+        valid, seen = [], set()
         for obj in self.mailbox_api.get(EDGE_SYNC_CONFIGS).get("items") or []:
-            try:
-                valid.append(EdgeSyncConfig.parse(obj))
-            except ValueError:
+            meta = obj["metadata"]
+            if meta.get("deletionTimestamp"):
                 continue
+            uid = str(meta.get("uid", ""))
+            seen.add(uid)
+            try:
+                self._last_valid[uid] = EdgeSyncConfig.parse(obj)
+            except ValueError as exc:
+                if uid not in self._last_valid:
+                    raise ConfigOnHold(f"EdgeSyncConfig {meta['name']} is invalid: {exc}") from None
+            valid.append(self._last_valid[uid])
+        for uid in set(self._last_valid) - seen:
+            del self._last_valid[uid]
         return valid
 
     def desired(self) -> Mapping[str, RuleEntry]:
-        """One entry per downsynced and upsynced type (and per conversion to another kind)."""
+        """One entry per downsynced and upsynced type (and per conversion to another kind) of the
+        EdgeSyncConfigs that are not being deleted."""
         self.merged = merged = merge(self.configs())
         entries: dict[str, RuleEntry] = {}
         down: dict[TypeKey, list[ResourceSelector]] = {}
@@ -178,6 +197,7 @@ class EdgeRules:
             status="return" if merged.return_reported_state else "none",
             deletion="propagate" if merged.propagate_deletion else "orphan",
             unmatched="delete" if merged.propagate_deletion else "keep",
+            release="delete" if merged.propagate_deletion else "keep",
             finalizer=self.mailbox.finalizer,
             state_namespace=self.state_namespace,
         )

@@ -15,6 +15,8 @@ from typing import Any
 from syncflow.api.synctarget import SyncTarget
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.workload import discovery, target
+from syncflow.sync import owners
+from syncflow.sync.reconciler import get_or_none
 from syncflow.sync.registry import RuleEntry
 from syncflow.sync.rule import (
     Annotate,
@@ -40,6 +42,13 @@ class Workspace:
     path: str
     sync_target: str
     uid: str
+
+    def previous_finalizers(self) -> tuple[str, ...]:
+        """The finalizer of syncflow versions that hashed the workspace path instead of kcp's logical
+        cluster name: replaced on the next sync of each object."""
+        if self.path == self.cluster:
+            return ()
+        return (target.finalizer(self.path, self.sync_target),)
 
     def locator(self) -> dict[str, Any]:
         """The fixed part of every namespace locator (kcp's ``SyncTargetLocator``)."""
@@ -76,7 +85,9 @@ def build_rule(
         transforms=tuple(transforms),
         status="none" if is_crd else "return",
         adopt="never" if is_crd else "merge",
-        finalizer=target.finalizer(workspace.path, workspace.sync_target),
+        finalizer=target.finalizer(workspace.cluster, workspace.sync_target),
+        previous_finalizers=workspace.previous_finalizers(),
+        release="delete",
         state_namespace=state_namespace,
     )
 
@@ -93,8 +104,12 @@ class WorkloadRules:
     _cache: tuple[str, dict[str, RuleEntry]] | None = field(default=None)
 
     def desired(self) -> Mapping[str, RuleEntry]:
-        """One entry per type in the SyncTarget's ``status.syncedResources``."""
-        obj = self.kcp.get(f"{target.SYNC_TARGETS}/{self.workspace.sync_target}")
+        """One entry per type in the SyncTarget's ``status.syncedResources``; none once the SyncTarget
+        is deleted or being deleted (its rules are released)."""
+        obj = get_or_none(self.kcp, f"{target.SYNC_TARGETS}/{self.workspace.sync_target}")
+        if obj is None or owners.deleting(obj):
+            self._cache = None
+            return {}
         version = obj["metadata"].get("resourceVersion", "")
         if self._cache is None or self._cache[0] != version:
             self._cache = (version, self._entries(SyncTarget.parse(obj)))

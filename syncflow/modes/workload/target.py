@@ -17,9 +17,9 @@ FINALIZER_PREFIX = "workload.kcp.io/syncer-"
 _BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def sync_target_key(workspace_path: str, name: str) -> str:
-    """kcp's ``ToSyncTargetKey``: base62 of SHA-224 of ``<workspace path>:<name>``."""
-    number = int.from_bytes(hashlib.sha224(f"{workspace_path}:{name}".encode()).digest(), "big")
+def sync_target_key(logical_cluster: str, name: str) -> str:
+    """kcp's ``ToSyncTargetKey``: base62 of SHA-224 of ``<logical cluster name>:<name>``."""
+    number = int.from_bytes(hashlib.sha224(f"{logical_cluster}:{name}".encode()).digest(), "big")
     out = ""
     while number:
         number, rest = divmod(number, 62)
@@ -27,9 +27,9 @@ def sync_target_key(workspace_path: str, name: str) -> str:
     return out or "0"
 
 
-def finalizer(workspace_path: str, name: str) -> str:
+def finalizer(logical_cluster: str, name: str) -> str:
     """The finalizer the syncer holds on upstream objects: ``workload.kcp.io/syncer-<key>``."""
-    return FINALIZER_PREFIX + sync_target_key(workspace_path, name)
+    return FINALIZER_PREFIX + sync_target_key(logical_cluster, name)
 
 
 def syncer_id(name: str, uid: str) -> str:

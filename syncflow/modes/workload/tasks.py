@@ -2,7 +2,8 @@
 
 ``syncflow.workload-tick`` (beat, every heartbeat period) adds three SyncTarget-wide keys; each is
 keyed work on the ``control`` queue, so a flood of object events never delays a heartbeat:
-``synctarget/…`` checks the types to sync and records them in ``status.syncedResources`` (the watcher
+``synctarget/…`` holds syncflow's finalizer on the SyncTarget (releasing every rule when it is being
+deleted), checks the types to sync and records them in ``status.syncedResources`` (the watcher
 turns the Accepted ones into rules), ``heartbeat/…`` sends the heartbeat, ``namespaces/…`` removes
 mapped namespaces that are empty and gone upstream.
 """
@@ -13,6 +14,7 @@ from syncflow.keys import ObjectKey
 from syncflow.modes.workload import namespaces
 from syncflow.modes.workload.context import WorkloadContext, control_key, workload_context
 from syncflow.queue.layout import CONTROL_QUEUE
+from syncflow.sync import owners
 from syncflow.tasks import keyed_task, periodic_task, runtime
 
 TICK_VERBS = ("synctarget", "heartbeat", "namespaces")
@@ -24,8 +26,16 @@ def _context() -> WorkloadContext:
 
 @keyed_task("synctarget", queue=CONTROL_QUEUE)
 def synctarget(key: ObjectKey) -> None:
-    """Check every type to sync against both sides; record it in the SyncTarget's status."""
-    _context().status.record_resources(runtime.settings.workload_resources)
+    """Check every type to sync against both sides; record it in the SyncTarget's status. Once the
+    SyncTarget is being deleted, release every rule (copies deleted where the physical cluster answers)
+    before its deletion completes."""
+    context = _context()
+    worker = context.worker
+    if owners.settle(
+        context.endpoints.workspace, context.status.path, lambda: worker.retire(worker.known_rules())
+    ):
+        return
+    context.status.record_resources(runtime.settings.workload_resources)
 
 
 @keyed_task("heartbeat", queue=CONTROL_QUEUE)

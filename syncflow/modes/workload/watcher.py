@@ -40,10 +40,11 @@ class WorkloadWatcher(TermWatcher):
 
     def _sync_target_changed(self, type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
         """Any change may move ``status.syncedResources`` (wake the manager); only a new spec (generation)
-        changes which types to check — heartbeats change the status every period."""
+        or a deletion changes which types to check — heartbeats change the status every period."""
         self.wake.set()
-        generation = (obj or {}).get("metadata", {}).get("generation")
-        if obj is not None and generation == self._generation:
+        meta = (obj or {}).get("metadata", {})
+        generation = meta.get("generation")
+        if obj is not None and generation == self._generation and not meta.get("deletionTimestamp"):
             return []
         self._generation = generation
         return self.keys
