@@ -11,6 +11,7 @@ keep with a parked key.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -47,7 +48,17 @@ FILE_AND_PLUGIN_FIELDS = frozenset(
     }
 )
 """Fields refused by name; other unknown keys are only counted (a key might be a mistyped secret)."""
-MAX_SIZE = 256 * 1024
+MAX_SIZE = 64 * 1024
+"""Bytes a kubeconfig may have. One with inline certificates is a few KB (a CA, a client certificate
+and its key are 1-3 KB each in base64); 64 KiB leaves room for chains and extensions and bounds what
+every worker parses for any user who can write a Cluster."""
+MAX_DEPTH = 20
+"""Levels of nesting a kubeconfig may have; its own structure needs 7 (the document, clusters, an
+entry, the cluster, its extensions, one extension, its value). Composing YAML is recursive, so deeper
+documents are refused while they are parsed, before they are composed."""
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser when PyYAML has it: parsing a hostile document up to the depth limit then takes
+well under a millisecond (the pure-Python scanner tracks every open bracket of a long line)."""
 
 
 def fingerprint(text: str) -> str:
@@ -64,16 +75,44 @@ def _named(config: dict[str, Any], section: str, name: Any) -> dict[str, Any]:
     raise KubeconfigError(f"the current context names a {section[:-1]} that {section} does not define")
 
 
-def checked(text: str) -> dict[str, Any]:
-    """The kubeconfig's current context, cluster and user, if they use only inline data."""
-    if len(text) > MAX_SIZE:
+def _where(mark: Any) -> str:
+    """Where a YAML mark (pure-Python or libyaml's, or None) points, as " (line L, column C)"."""
+    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+
+
+def _bounded(events: Iterable[yaml.Event]) -> None:
+    """Refuse a YAML stream nested deeper than ``MAX_DEPTH`` or with aliases (each alias repeats a
+    whole subtree), stopping at the first such event."""
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise KubeconfigError(f"uses YAML aliases{_where(event.start_mark)}: write every value out")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise KubeconfigError(f"nested deeper than {MAX_DEPTH} levels{_where(event.start_mark)}")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _document(text: str) -> Any:
+    """``text`` as one YAML document, within the size and nesting limits."""
+    if len(text.encode(errors="surrogatepass")) > MAX_SIZE:
         raise KubeconfigError(f"longer than {MAX_SIZE} bytes")
     try:
-        loaded = yaml.safe_load(text)
+        _bounded(yaml.parse(text, Loader=_LOADER))
+        return yaml.load(text, Loader=_LOADER)
+    except KubeconfigError:
+        raise
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise KubeconfigError(f"not valid YAML{where}") from None
+        raise KubeconfigError(f"not valid YAML{_where(getattr(exc, 'problem_mark', None))}") from None
+    except ValueError:  # a value its tag refuses (an integer of 5000 digits, the 45th of a month)
+        raise KubeconfigError("not valid YAML (a value that cannot be read)") from None
+
+
+def checked(text: str) -> dict[str, Any]:
+    """The kubeconfig's current context, cluster and user, if they use only inline data."""
+    loaded = _document(text)
     if not isinstance(loaded, dict):
         raise KubeconfigError("not a kubeconfig: want a mapping with clusters, users and contexts")
     current = loaded.get("current-context")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from syncflow.kube import kubeconfigs
 from syncflow.kube.clients import KubeconfigError
 from syncflow.kube.kubeconfigs import fingerprint, inline_client
 
@@ -37,7 +38,7 @@ def test_an_inline_kubeconfig_becomes_a_client() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (f"users: [{{token: {SECRET}", "not valid YAML (line 1, column"),
+        (f"users: [{{token: {SECRET}", "not valid YAML (line "),
         (SECRET, "not a kubeconfig"),
         (kubeconfig().replace("current-context: c", "current-context: zz"), "names a context"),
         (kubeconfig(user={"tokenFile": f"/var/run/{SECRET}"}), "the user uses tokenFile"),
@@ -57,3 +58,30 @@ def test_errors_name_the_problem_and_never_a_value(text: str, expected: str) -> 
     assert SECRET not in str(raised.value)
     # the whole traceback, as a parked key keeps it, holds no part of the kubeconfig either
     assert SECRET not in "".join(traceback.format_exception(raised.value))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[" * 120_000, "longer than 65536 bytes"),
+        ("[" * 25 + "]" * 25, "nested deeper than 20 levels (line 1, column 21)"),
+        ("[" * 60_000, "(line 1, column"),  # libyaml stops at 1000 open brackets, the depth limit at 21
+        ("- " * 30_000, "nested deeper than 20 levels"),
+        ("".join(" " * i + "a:\n" for i in range(30)), "nested deeper than 20 levels (line 21"),
+        (f"a: &x [{SECRET}]\nb: *x\n", "uses YAML aliases"),
+        (f"current-context: {'9' * 5000}\n", "not valid YAML"),  # an integer past Python's digit limit
+        (f"current-context: !!timestamp 2026-13-45 # {SECRET}\n", "not valid YAML"),
+        ("a: 1\n---\nb: 2\n", "not valid YAML"),
+    ],
+)
+def test_hostile_yaml_is_refused_before_it_costs_a_worker(text: str, expected: str) -> None:
+    with pytest.raises(KubeconfigError) as raised:
+        inline_client(text)
+    assert expected in str(raised.value)
+    assert SECRET not in str(raised.value)
+
+
+def test_without_libyaml_the_depth_limit_still_stops_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kubeconfigs, "_LOADER", yaml.SafeLoader)
+    with pytest.raises(KubeconfigError, match=r"nested deeper than 20 levels \(line 1, column 21\)"):
+        inline_client("[" * 60_000)
