@@ -19,20 +19,26 @@ from kubernetes import client, config
 
 from syncflow.kube.clients import RETRIES, KubeconfigError
 
-CLUSTER_FIELDS = frozenset(
-    {
-        "server",
-        "certificate-authority-data",
-        "insecure-skip-tls-verify",
-        "tls-server-name",
-        "proxy-url",
-        "disable-compression",
-        "extensions",
-    }
-)
-USER_FIELDS = frozenset(
-    {"token", "client-certificate-data", "client-key-data", "username", "password", "extensions"}
-)
+CLUSTER_FIELDS: dict[str, type] = {
+    "server": str,
+    "certificate-authority-data": str,
+    "insecure-skip-tls-verify": bool,
+    "tls-server-name": str,
+    "proxy-url": str,
+    "disable-compression": bool,
+    "extensions": list,
+}
+"""The fields a cluster may have, each with the type of its value."""
+USER_FIELDS: dict[str, type] = {
+    "token": str,
+    "client-certificate-data": str,
+    "client-key-data": str,
+    "username": str,
+    "password": str,
+    "extensions": list,
+}
+"""The fields a user may have, each with the type of its value."""
+WANT = {str: "a string", bool: "true or false", list: "a list"}
 FILE_AND_PLUGIN_FIELDS = frozenset(
     {
         "certificate-authority",
@@ -64,15 +70,6 @@ well under a millisecond (the pure-Python scanner tracks every open bracket of a
 def fingerprint(text: str) -> str:
     """A digest that changes whenever the kubeconfig does (safe to keep and compare; never to log)."""
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _named(config: dict[str, Any], section: str, name: Any) -> dict[str, Any]:
-    for entry in config.get(section) or []:
-        if isinstance(entry, dict) and entry.get("name") == name:
-            found = entry.get(section[:-1])
-            if isinstance(found, dict):
-                return found
-    raise KubeconfigError(f"the current context names a {section[:-1]} that {section} does not define")
 
 
 def _where(mark: Any) -> str:
@@ -110,26 +107,66 @@ def _document(text: str) -> Any:
         raise KubeconfigError("not valid YAML (a value that cannot be read)") from None
 
 
+def _entries(config: dict[str, Any], section: str) -> dict[str, dict[str, Any]]:
+    """The entries of ``section`` (clusters, users or contexts) by name, the first of a name winning;
+    ``KubeconfigError`` naming the section or entry that is not ``{name, <kind>}``."""
+    kind, entries = section[:-1], config.get(section)
+    if entries is None:  # Go writes an empty list as null
+        return {}
+    if not isinstance(entries, list):
+        raise KubeconfigError(f"{section}: want a list of {{name, {kind}}}")
+    named: dict[str, dict[str, Any]] = {}
+    for index, entry in enumerate(entries):
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("name"), str)
+            and isinstance(entry.get(kind), dict)
+        ):
+            raise KubeconfigError(f"{section}[{index}]: want {{name: <string>, {kind}: <mapping>}}")
+        named.setdefault(entry["name"], entry[kind])
+    return named
+
+
+def _named(entries: dict[str, dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    if name not in entries:
+        raise KubeconfigError(f"the current context names a {kind} that {kind}s does not define")
+    return entries[name]
+
+
+def _check_fields(what: str, fields: dict[Any, Any], allowed: dict[str, type]) -> None:
+    """Refuse file and plugin fields, unknown fields and values of the wrong type (naming fields only)."""
+    refused = sorted(str(f) for f in fields if f in FILE_AND_PLUGIN_FIELDS)
+    unknown = sum(1 for f in fields if f not in allowed and f not in FILE_AND_PLUGIN_FIELDS)
+    if refused or unknown:
+        named = refused + ([f"{unknown} unknown field(s)"] if unknown else [])
+        raise KubeconfigError(
+            f"the {what} uses {', '.join(named)}: only inline data is accepted "
+            f"({', '.join(sorted(set(allowed) - {'extensions'}))})"
+        )
+    for field, value in fields.items():
+        if not isinstance(value, allowed[field]):
+            raise KubeconfigError(f"the {what}'s {field}: want {WANT[allowed[field]]}")
+
+
 def checked(text: str) -> dict[str, Any]:
     """The kubeconfig's current context, cluster and user, if they use only inline data."""
     loaded = _document(text)
     if not isinstance(loaded, dict):
         raise KubeconfigError("not a kubeconfig: want a mapping with clusters, users and contexts")
+    contexts, clusters, users = (_entries(loaded, s) for s in ("contexts", "clusters", "users"))
     current = loaded.get("current-context")
     if not current:
         raise KubeconfigError("current-context is not set")
-    context = _named(loaded, "contexts", current)
-    cluster = _named(loaded, "clusters", context.get("cluster"))
-    user = _named(loaded, "users", context.get("user")) if context.get("user") else {}
-    for what, fields, allowed in (("cluster", cluster, CLUSTER_FIELDS), ("user", user, USER_FIELDS)):
-        refused = sorted(str(f) for f in fields if f in FILE_AND_PLUGIN_FIELDS)
-        unknown = sum(1 for f in fields if f not in allowed and f not in FILE_AND_PLUGIN_FIELDS)
-        if refused or unknown:
-            named = refused + ([f"{unknown} unknown field(s)"] if unknown else [])
-            raise KubeconfigError(
-                f"the {what} uses {', '.join(named)}: only inline data is accepted "
-                f"({', '.join(sorted(allowed - {'extensions'}))})"
-            )
+    if not isinstance(current, str):
+        raise KubeconfigError("current-context: want the name of a context")
+    context = _named(contexts, "context", current)
+    for field in ("cluster", "user"):
+        if not isinstance(context.get(field, ""), str):
+            raise KubeconfigError(f"the current context's {field}: want a string")
+    cluster = _named(clusters, "cluster", context.get("cluster", ""))
+    user = _named(users, "user", context["user"]) if context.get("user") else {}
+    _check_fields("cluster", cluster, CLUSTER_FIELDS)
+    _check_fields("user", user, USER_FIELDS)
     server = cluster.get("server")
     if not isinstance(server, str) or not server.startswith(("https://", "http://")):
         raise KubeconfigError("the cluster's server is not an http(s) URL")

@@ -60,6 +60,12 @@ def test_errors_name_the_problem_and_never_a_value(text: str, expected: str) -> 
     assert SECRET not in "".join(traceback.format_exception(raised.value))
 
 
+def with_sections(**sections: Any) -> str:
+    """A kubeconfig whose top-level fields ``sections`` replace the valid ones (``_`` for ``-``)."""
+    valid = yaml.safe_load(kubeconfig())
+    return yaml.safe_dump({**valid, **{k.replace("_", "-"): v for k, v in sections.items()}})
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -79,6 +85,55 @@ def test_hostile_yaml_is_refused_before_it_costs_a_worker(text: str, expected: s
         inline_client(text)
     assert expected in str(raised.value)
     assert SECRET not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (with_sections(contexts=5), "contexts: want a list of {name, context}"),
+        (with_sections(clusters={"name": "k"}), "clusters: want a list of {name, cluster}"),
+        (with_sections(users=SECRET), "users: want a list of {name, user}"),
+        (with_sections(contexts=[SECRET]), "contexts[0]: want {name: <string>, context: <mapping>}"),
+        (
+            with_sections(clusters=[{"name": "k", "cluster": [SECRET]}]),
+            "clusters[0]: want {name: <string>, cluster: <mapping>}",
+        ),
+        (
+            with_sections(users=[{"name": "u", "user": {"token": "t"}}, {"name": ["u"], "user": {}}]),
+            "users[1]: want {name: <string>, user: <mapping>}",
+        ),
+        (with_sections(current_context=["c"]), "current-context: want the name of a context"),
+        (
+            with_sections(contexts=[{"name": "c", "context": {"cluster": {"k": SECRET}}}]),
+            "the current context's cluster: want a string",
+        ),
+        (
+            with_sections(contexts=[{"name": "c", "context": {"cluster": "k", "user": 5}}]),
+            "the current context's user: want a string",
+        ),
+        (kubeconfig(cluster={"server": ["https://x"]}), "the cluster's server: want a string"),
+        (
+            kubeconfig(cluster={"server": "https://x", "insecure-skip-tls-verify": SECRET}),
+            "the cluster's insecure-skip-tls-verify: want true or false",
+        ),
+        (kubeconfig(user={"token": {"v": SECRET}}), "the user's token: want a string"),
+        (yaml.safe_dump([SECRET]), "not a kubeconfig"),
+    ],
+)
+def test_every_wrong_type_is_named_and_never_escapes_as_another_error(text: str, expected: str) -> None:
+    with pytest.raises(KubeconfigError) as raised:
+        inline_client(text)
+    assert expected in str(raised.value)
+    assert SECRET not in "".join(traceback.format_exception(raised.value))
+
+
+def test_a_kubeconfig_with_null_sections_and_extensions_is_accepted() -> None:
+    text = with_sections(
+        users=None,
+        contexts=[{"name": "c", "context": {"cluster": "k", "namespace": "n", "extensions": []}}],
+        clusters=[{"name": "k", "cluster": {"server": "https://x:6443", "extensions": [{"name": "e"}]}}],
+    )
+    assert inline_client(text).configuration.host == "https://x:6443"
 
 
 def test_without_libyaml_the_depth_limit_still_stops_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
