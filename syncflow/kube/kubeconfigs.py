@@ -14,9 +14,11 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes import client, config
 
+from syncflow.kube import addresses
 from syncflow.kube.clients import RETRIES, KubeconfigError
 
 CLUSTER_FIELDS: dict[str, type] = {
@@ -39,6 +41,11 @@ USER_FIELDS: dict[str, type] = {
 }
 """The fields a user may have, each with the type of its value."""
 WANT = {str: "a string", bool: "true or false", list: "a list"}
+URL_FIELDS = {
+    "server": ("http", "https"),
+    "proxy-url": ("http", "https", "socks4", "socks4a", "socks5", "socks5h"),
+}
+"""The cluster's URLs, each with the schemes its client takes."""
 FILE_AND_PLUGIN_FIELDS = frozenset(
     {
         "certificate-authority",
@@ -148,8 +155,24 @@ def _check_fields(what: str, fields: dict[Any, Any], allowed: dict[str, type]) -
             raise KubeconfigError(f"the {what}'s {field}: want {WANT[allowed[field]]}")
 
 
-def checked(text: str) -> dict[str, Any]:
-    """The kubeconfig's current context, cluster and user, if they use only inline data."""
+def _check_url(field: str, url: str, allow_link_local: bool) -> None:
+    """Refuse a URL of the cluster that its client cannot use, or that names a link-local or cloud
+    metadata address (unless ``allow_link_local``). Read as urllib3, which connects, reads it."""
+    try:
+        parsed = urllib3.util.parse_url(url)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.scheme not in URL_FIELDS[field] or not parsed.host:
+        raise KubeconfigError(f"the cluster's {field} is not a URL ({', '.join(URL_FIELDS[field])})")
+    if not allow_link_local and addresses.refused(parsed.host):
+        raise KubeconfigError(
+            f"the cluster's {field} is a link-local or cloud metadata address: {addresses.REFUSED}"
+        )
+
+
+def checked(text: str, *, allow_link_local: bool = False) -> dict[str, Any]:
+    """The kubeconfig's current context, cluster and user, if they use only inline data and (unless
+    ``allow_link_local``) name no link-local or cloud metadata address."""
     loaded = _document(text)
     if not isinstance(loaded, dict):
         raise KubeconfigError("not a kubeconfig: want a mapping with clusters, users and contexts")
@@ -167,9 +190,9 @@ def checked(text: str) -> dict[str, Any]:
     user = _named(users, "user", context["user"]) if context.get("user") else {}
     _check_fields("cluster", cluster, CLUSTER_FIELDS)
     _check_fields("user", user, USER_FIELDS)
-    server = cluster.get("server")
-    if not isinstance(server, str) or not server.startswith(("https://", "http://")):
-        raise KubeconfigError("the cluster's server is not an http(s) URL")
+    for field in URL_FIELDS:
+        if field == "server" or field in cluster:
+            _check_url(field, cluster.get(field, ""), allow_link_local)
     return {
         "apiVersion": "v1",
         "kind": "Config",
@@ -180,15 +203,20 @@ def checked(text: str) -> dict[str, Any]:
     }
 
 
-def inline_client(text: str) -> client.ApiClient:
-    """A new ApiClient for a kubeconfig held in an API object; ``KubeconfigError`` names what is wrong."""
-    kubeconfig = checked(text)
+def inline_client(text: str, *, allow_link_local: bool = False) -> client.ApiClient:
+    """A new ApiClient for a kubeconfig held in an API object; ``KubeconfigError`` names what is wrong.
+    Unless ``allow_link_local``, its connections refuse link-local and metadata addresses
+    (``RefusedAddressError``)."""
+    kubeconfig = checked(text, allow_link_local=allow_link_local)
     configuration = type.__call__(client.Configuration)
     try:
         config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
             kubeconfig, client_configuration=configuration, persist_config=False
         )
+        configuration.retries = RETRIES
+        api = client.ApiClient(configuration=configuration)
     except Exception as exc:  # the loader's messages may quote the kubeconfig: only its type is kept
         raise KubeconfigError(f"cannot be loaded ({type(exc).__name__})") from None
-    configuration.retries = RETRIES
-    return client.ApiClient(configuration=configuration)
+    if not allow_link_local:
+        addresses.guard(api.rest_client.pool_manager)
+    return api

@@ -7,11 +7,13 @@ import http.server
 import socket
 import threading
 from collections.abc import Iterator
+from ipaddress import ip_network
 from typing import Any
 
 import pytest
 import yaml
 
+from syncflow.kube import addresses
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.clusters import clients, controller
 from syncflow.modes.clusters.clients import ClustersEndpoints
@@ -76,9 +78,11 @@ def kubeconfig(server: str, **cluster: Any) -> str:
     )
 
 
-def probed(text: str) -> controller.Probe:
+def probed(text: str, allow_link_local: bool = False) -> controller.Probe:
     workspace: Any = _Workspace(text)
-    loader = clients.from_clusters(workspace, lambda api, name: JsonApi(api))
+    loader = clients.from_clusters(
+        workspace, lambda api, name: JsonApi(api), allow_link_local=allow_link_local
+    )
     return probe(ClustersEndpoints(workspace, ClientCache(loader)), "c")
 
 
@@ -116,3 +120,23 @@ def test_a_failure_to_answer_is_reported_by_its_kind_only(
         silent.listen(8)
         found = probed(kubeconfig(f"http://127.0.0.1:{silent.getsockname()[1]}"))
     assert (found.reason, found.message) == ("Unreachable", "the probe failed: timeout")
+
+
+def test_a_name_that_resolves_to_a_refused_address_is_refused_when_it_connects(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # loopback stands for link-local here: "localhost" passes the URL check, its address does not
+    loopback = (ip_network("127.0.0.0/8"), ip_network("::1/128"))
+    monkeypatch.setattr(addresses, "REFUSED_NETWORKS", (*addresses.REFUSED_NETWORKS, *loopback))
+    port = server.rpartition(":")[2]
+    for text in (
+        kubeconfig(f"http://localhost:{port}"),
+        kubeconfig("http://unused.example", **{"proxy-url": f"http://localhost:{port}"}),
+    ):
+        found = probed(text)
+        assert (found.reason, found.message) == (
+            "InvalidKubeconfig",
+            "the cluster's server or proxy-url resolves to a link-local or metadata address: "
+            "refused (an operator may allow it with --allow-link-local-servers)",
+        )
+    assert probed(kubeconfig(f"http://localhost:{port}"), allow_link_local=True).reason == "Unauthorized"

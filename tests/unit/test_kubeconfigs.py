@@ -48,7 +48,15 @@ def test_an_inline_kubeconfig_becomes_a_client() -> None:
             kubeconfig(cluster={"server": "https://x", "certificate-authority": SECRET}),
             "certificate-authority",
         ),
-        (kubeconfig(cluster={"server": f"file:///{SECRET}"}), "not an http(s) URL"),
+        (
+            kubeconfig(cluster={"server": f"file:///{SECRET}"}),
+            "the cluster's server is not a URL (http, https)",
+        ),
+        (kubeconfig(cluster={"server": "https://[::1"}), "the cluster's server is not a URL (http, https)"),
+        (
+            kubeconfig(cluster={"server": "https://x", "proxy-url": f"ftp://{SECRET}"}),
+            "the cluster's proxy-url is not a URL (http, https, socks4, socks4a, socks5, socks5h)",
+        ),
     ],
 )
 def test_errors_name_the_problem_and_never_a_value(text: str, expected: str) -> None:
@@ -140,3 +148,41 @@ def test_without_libyaml_the_depth_limit_still_stops_the_parser(monkeypatch: pyt
     monkeypatch.setattr(kubeconfigs, "_LOADER", yaml.SafeLoader)
     with pytest.raises(KubeconfigError, match=r"nested deeper than 20 levels \(line 1, column 21\)"):
         inline_client("[" * 60_000)
+
+
+LINK_LOCAL = [
+    "https://169.254.169.254",
+    "http://169.254.1.1:80/path",
+    "https://[fe80::1]:6443",
+    "https://[fe80::1%25eth0]:6443",
+    "https://[fd00:ec2::254]",
+    "https://[::ffff:169.254.169.254]",
+    "https://[64:ff9b::a9fe:a9fe]",
+    "http://2852039166",  # 169.254.169.254 as one number, as resolvers read it
+    "http://0xa9fea9fe",
+    "http://169.254.43518",
+    "http://metadata.google.internal/computeMetadata/v1/",
+    "http://METADATA.google.internal.",
+]
+
+
+@pytest.mark.parametrize("url", LINK_LOCAL)
+def test_link_local_and_metadata_servers_are_refused_unless_allowed(url: str) -> None:
+    for text, field in (
+        (kubeconfig(cluster={"server": url}), "server"),
+        (kubeconfig(cluster={"server": "https://x", "proxy-url": url}), "proxy-url"),
+    ):
+        with pytest.raises(KubeconfigError) as raised:
+            inline_client(text)
+        assert str(raised.value) == (
+            f"the cluster's {field} is a link-local or cloud metadata address: "
+            "refused (an operator may allow it with --allow-link-local-servers)"
+        )
+        assert inline_client(text, allow_link_local=True).configuration.host in (url.rstrip("/"), "https://x")
+
+
+@pytest.mark.parametrize(
+    "url", ["https://10.0.0.1", "https://169.255.0.1", "https://[fe00::1]", "https://metadata.example.com"]
+)
+def test_other_servers_are_accepted(url: str) -> None:
+    assert inline_client(kubeconfig(cluster={"server": url})).configuration.host == url

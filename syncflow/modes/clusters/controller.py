@@ -19,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.cluster import PATH, ReadyReason
 from syncflow.api.conditions import find, now, set_condition
+from syncflow.kube.addresses import RefusedAddressError
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.modes.clusters.clients import ClustersEndpoints
@@ -56,6 +57,8 @@ def probe(endpoints: ClustersEndpoints, cluster: str) -> Probe:
     try:
         quick.get("/version")
         quick.get("/api/v1/namespaces", limit="1")
+    except RefusedAddressError as exc:
+        return Probe(False, "InvalidKubeconfig", str(exc))
     except ApiException as exc:  # the server's reason phrase and body stay out of the status
         reason = "Unauthorized" if exc.status in (401, 403) else "Unreachable"
         return Probe(False, reason, f"the cluster answers {status_text(exc.status)}")
