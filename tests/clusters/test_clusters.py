@@ -209,6 +209,11 @@ def test_a_deployment_is_split_over_the_ready_clusters_and_its_status_aggregated
     _split_is(env, "shop", {"east": 3, "west": 2})
 
 
+def _shards_unknown(env: ClustersEnv, root: str) -> dict[str, Any]:
+    conditions = _root_status(env, root).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "ShardsUnknown"), {})
+
+
 def test_a_cluster_that_stops_answering_turns_not_ready_and_its_replicas_move(
     clusters_env: ClustersEnv,
 ) -> None:
@@ -219,6 +224,22 @@ def test_a_cluster_that_stops_answering_turns_not_ready_and_its_replicas_move(
     wait_for(lambda: _replicas(env, "shop--east") == 5 and _replicas(env, "shop--west") == 0, timeout=30)
     _split_is(env, "shop", {"east": 5})
     assert env.kcp.exists(f"{DEPLOYMENTS}/web")  # nothing in kcp is lost while west is away
+    # east reports its 5 ready; west's shard last reported 2, which nobody can know still holds
+    _ready_everywhere(env, "shop", ["east"])
+    wait_for(
+        lambda: (
+            _root_status(env, "shop").get("readyReplicas") == 5
+            and _shards_unknown(env, "shop").get("status") == "True"
+        ),
+        timeout=30,
+        what=lambda: f"5 ready on the root, west unknown: {_root_status(env, 'shop')}\n{env.agent.logs()}",
+    )
+    status = _root_status(env, "shop")
+    assert status["replicas"] == status["availableReplicas"] == 5  # never west's stale 2 on top
+    assert _shards_unknown(env, "shop")["reason"] == "ShardStatusUnknown"
+    assert _shards_unknown(env, "shop")["message"].endswith(
+        "on 1 cluster(s) that are not Ready is unknown and not counted: west"
+    )
 
 
 def test_a_cluster_that_answers_again_is_rebalanced_and_resynced(clusters_env: ClustersEnv) -> None:
@@ -226,6 +247,7 @@ def test_a_cluster_that_answers_again_is_rebalanced_and_resynced(clusters_env: C
     env.physical["west"].start()  # an empty cluster on the same address
     env.wait_ready("west", timeout=2 * PROBE_PERIOD + 10)
     _split_is(env, "shop", {"east": 3, "west": 2})
+    wait_for(lambda: _shards_unknown(env, "shop").get("status") == "False", timeout=30)
     _copy(env, "west", f"{DEPLOYMENTS}/web")  # labelled for west before it went away: synced again
 
 
