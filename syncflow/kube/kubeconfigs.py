@@ -157,7 +157,7 @@ def _check_fields(what: str, fields: dict[Any, Any], allowed: dict[str, type]) -
 
 def _check_url(field: str, url: str, allow_link_local: bool) -> None:
     """Refuse a URL of the cluster that its client cannot use, or that names a link-local or cloud
-    metadata address (unless ``allow_link_local``). Read as urllib3, which connects, reads it."""
+    metadata address (unless ``allow_link_local``), read as urllib3 reads it to connect."""
     try:
         parsed = urllib3.util.parse_url(url)
     except ValueError:
