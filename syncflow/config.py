@@ -232,6 +232,12 @@ class Settings(BaseSettings):
         pattern=DNS1123_SUBDOMAIN,
         description="Sync to this Cluster only, reached with --kubeconfig (a pull-mode or hand-run syncer).",
     )
+    allow_link_local_servers: bool = Field(
+        False,
+        description="Let a Cluster's kubeconfig name a link-local or cloud metadata address (169.254.0.0/16, "
+        "fe80::/10, metadata.google.internal ...) as its server or proxy-url; refused by default, since "
+        "whoever writes a Cluster would make the workers request it.",
+    )
 
     @field_validator("cluster_resources")
     @classmethod

@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
+import ssl
+from http import HTTPStatus
 from urllib.parse import urlsplit, urlunsplit
 
+import urllib3
 from kubernetes.client.exceptions import ApiException
 
 
@@ -41,17 +46,58 @@ def _reason_and_message(exc: ApiException) -> tuple[str, str]:
         return str(exc.reason), str(exc.body)
 
 
-def network_reason(exc: BaseException) -> str:
-    """The innermost cause of a client library's network error, e.g. "Connection refused"."""
+def causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the errors under it, outermost first: a client library's ``reason`` (urllib3's
+    retries, a proxy), else the cause or the context."""
+    chain: list[BaseException] = []
     current: BaseException | None = exc
-    innermost = exc
     while current is not None:
-        innermost = current
+        chain.append(current)
         reason = getattr(current, "reason", None)
         current = reason if isinstance(reason, BaseException) else current.__cause__ or current.__context__
+    return chain
+
+
+def network_reason(exc: BaseException) -> str:
+    """The innermost cause of a client library's network error, e.g. "Connection refused"."""
+    innermost = causes(exc)[-1]
     if isinstance(innermost, OSError) and innermost.strerror:
         return innermost.strerror
     return str(innermost)
+
+
+_KINDS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (ConnectionRefusedError, "connection refused"),
+    ((ConnectionResetError, ConnectionAbortedError, BrokenPipeError), "connection closed"),
+    (ssl.SSLCertVerificationError, "TLS certificate not trusted"),
+    ((ssl.SSLError, urllib3.exceptions.SSLError), "TLS handshake failed"),
+    ((socket.gaierror, urllib3.exceptions.NameResolutionError), "name not resolved"),
+    ((TimeoutError, urllib3.exceptions.TimeoutError), "timeout"),
+    (urllib3.exceptions.ProxyError, "proxy failed"),
+    ((http.client.HTTPException, urllib3.exceptions.ProtocolError), "not an HTTP answer"),
+    (OSError, "network error"),
+    (ValueError, "the answer is not JSON"),
+)
+"""Kinds of failure to answer, by the innermost error that is one (its first match here)."""
+
+
+def failure_kind(exc: BaseException) -> str:
+    """What kind of failure to answer ``exc`` is, in a few fixed words ("connection refused",
+    "timeout", "TLS handshake failed" ...), else its type's name: never text that came from the
+    server."""
+    for error in reversed(causes(exc)):
+        for kinds, words in _KINDS:
+            if isinstance(error, kinds):
+                return words
+    return type(exc).__name__
+
+
+def status_text(status: int) -> str:
+    """An HTTP status as its code and standard reason phrase ("403 Forbidden"), not the server's."""
+    try:
+        return f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return str(status)
 
 
 def display_url(url: str) -> str:

@@ -28,14 +28,15 @@ def is_true(conditions: Iterable[Obj] | None, type: str) -> bool:
 def set_condition(
     conditions: Iterable[Obj] | None,
     type: str,
-    ok: bool,
+    ok: bool | None,
     reason: str,
     message: str,
     generation: int | None = None,
 ) -> list[Obj]:
-    """``conditions`` with ``type`` set (last), keeping its transition time when its status did not change."""
+    """``conditions`` with ``type`` set (last; ``ok`` None: Unknown), keeping its transition time when
+    its status did not change."""
     old = list(conditions or ())
-    status = "True" if ok else "False"
+    status = "Unknown" if ok is None else "True" if ok else "False"
     previous = find(old, type)
     changed_at = previous["lastTransitionTime"] if previous and previous.get("status") == status else now()
     condition: Obj = {

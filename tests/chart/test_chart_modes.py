@@ -65,7 +65,11 @@ MODES: dict[str, Obj] = {
     "clusters": {
         **KCP,
         "mode": "clusters",
-        "clusters": {"workspaceCluster": "root:org:ws", "resources": ["deployments.apps", "configmaps"]},
+        "clusters": {
+            "workspaceCluster": "root:org:ws",
+            "resources": ["deployments.apps", "configmaps"],
+            "allowLinkLocalServers": True,
+        },
     },
     "clusters-pull": {
         **KCP,
@@ -208,6 +212,7 @@ def test_each_role_runs_the_modes_command_with_flags_it_accepts(
             assert settings.workspace_cluster == block["workspaceCluster"]
             assert settings.cluster_resources == ["deployments.apps", "configmaps"]
             assert settings.only_cluster == (block.get("onlyCluster") or None)
+            assert settings.allow_link_local_servers == block.get("allowLinkLocalServers", False)
 
 
 def test_workload_runs_as_its_bootstrap_writes(

@@ -13,7 +13,7 @@ import kubernetes_validate
 import yaml
 from redis import Redis
 
-from syncflow.queue.layout import forget_agent
+from syncflow.queue.layout import CONTROL_QUEUE, QueueLayout, forget_agent
 from tests.clusters.conftest import (
     CLUSTERS,
     LABEL,
@@ -44,6 +44,67 @@ def test_two_clusters_become_ready_and_a_broken_kubeconfig_says_why_without_the_
     condition = env.wait_ready("broken", "False")
     assert condition["reason"] == "InvalidKubeconfig"
     assert "not valid YAML" in condition["message"] and SECRET not in condition["message"]
+
+
+def _hostile(server: str = "https://127.0.0.1:1", **sections: Any) -> str:
+    """A kubeconfig holding ``SECRET`` whose top-level ``sections`` replace the valid ones."""
+    valid = {
+        "current-context": "c",
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        "clusters": [{"name": "k", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": SECRET}}],
+    }
+    return yaml.safe_dump({**valid, **sections})
+
+
+HOSTILE = {
+    "huge": ("[" * 120_000, "longer than 65536 bytes"),
+    "deep": (f"# {SECRET}\n" + "[" * 30 + "]" * 30, "nested deeper than 20 levels (line 2, column 21)"),
+    "mistyped": (_hostile(contexts=5), "contexts: want a list of {name, context}"),
+    "metadata": (
+        _hostile("http://169.254.169.254/latest/meta-data/"),
+        "the cluster's server is a link-local or cloud metadata address",
+    ),
+}
+
+
+def test_hostile_kubeconfigs_are_invalid_at_their_first_probe_and_never_retried(
+    clusters_env: ClustersEnv,
+) -> None:
+    env = clusters_env
+    for name, (text, _) in HOSTILE.items():
+        env.register(name, text)
+    for name, (_, expected) in HOSTILE.items():
+        condition = env.wait_ready(name, "False", timeout=15)
+        assert condition["reason"] == "InvalidKubeconfig", (name, condition)
+        assert f"spec.kubeconfig: {expected}" in condition["message"], (name, condition)
+        assert SECRET not in condition["message"]
+    log = env.work / "worker.log"
+
+    def runs() -> dict[str, list[str]]:
+        lines = log.read_text().splitlines()
+        return {
+            n: [line for line in lines if re.search(rf"task\.done key=cluster/\S+//{n} ", line)]
+            for n in HOSTILE
+        }
+
+    def probed_thrice() -> dict[str, list[str]] | None:  # at creation, then at each probe period
+        found = runs()
+        return found if all(len(lines) >= 3 for lines in found.values()) else None
+
+    found = wait_for(
+        probed_thrice, timeout=30, what=lambda: f"three probes of each: {runs()}\n{env.agent.logs()}"
+    )
+    for name, lines in found.items():  # each probe ends its key: no error, no retry, no attempt kept
+        assert all(" outcome=ok " in line and "attempts=" not in line for line in lines), lines
+        key = re.search(r"key=(\S+)", lines[0])[1]  # type: ignore[index]
+        assert not env.redis.hexists(QueueLayout(env.agent_name, CONTROL_QUEUE).key("F"), key), name
+    for name in HOSTILE:
+        env.kcp.delete(f"{CLUSTERS}/{name}")
+    for name in HOSTILE:
+        wait_for(
+            lambda n=name: not env.kcp.exists(f"{CLUSTERS}/{n}"), timeout=30, what=f"Cluster {name} gone"
+        )
 
 
 def test_types_are_pulled_into_kcp_with_the_schema_every_ready_cluster_takes(
@@ -209,6 +270,11 @@ def test_a_deployment_is_split_over_the_ready_clusters_and_its_status_aggregated
     _split_is(env, "shop", {"east": 3, "west": 2})
 
 
+def _shards_unknown(env: ClustersEnv, root: str) -> dict[str, Any]:
+    conditions = _root_status(env, root).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "ShardsUnknown"), {})
+
+
 def test_a_cluster_that_stops_answering_turns_not_ready_and_its_replicas_move(
     clusters_env: ClustersEnv,
 ) -> None:
@@ -219,6 +285,22 @@ def test_a_cluster_that_stops_answering_turns_not_ready_and_its_replicas_move(
     wait_for(lambda: _replicas(env, "shop--east") == 5 and _replicas(env, "shop--west") == 0, timeout=30)
     _split_is(env, "shop", {"east": 5})
     assert env.kcp.exists(f"{DEPLOYMENTS}/web")  # nothing in kcp is lost while west is away
+    # east reports its 5 ready; west's shard last reported 2, which nobody can know still holds
+    _ready_everywhere(env, "shop", ["east"])
+    wait_for(
+        lambda: (
+            _root_status(env, "shop").get("readyReplicas") == 5
+            and _shards_unknown(env, "shop").get("status") == "True"
+        ),
+        timeout=30,
+        what=lambda: f"5 ready on the root, west unknown: {_root_status(env, 'shop')}\n{env.agent.logs()}",
+    )
+    status = _root_status(env, "shop")
+    assert status["replicas"] == status["availableReplicas"] == 5  # never west's stale 2 on top
+    assert _shards_unknown(env, "shop")["reason"] == "ShardStatusUnknown"
+    assert _shards_unknown(env, "shop")["message"].endswith(
+        "on 1 cluster(s) that are not Ready is unknown and not counted: west"
+    )
 
 
 def test_a_cluster_that_answers_again_is_rebalanced_and_resynced(clusters_env: ClustersEnv) -> None:
@@ -226,6 +308,7 @@ def test_a_cluster_that_answers_again_is_rebalanced_and_resynced(clusters_env: C
     env.physical["west"].start()  # an empty cluster on the same address
     env.wait_ready("west", timeout=2 * PROBE_PERIOD + 10)
     _split_is(env, "shop", {"east": 3, "west": 2})
+    wait_for(lambda: _shards_unknown(env, "shop").get("status") == "False", timeout=30)
     _copy(env, "west", f"{DEPLOYMENTS}/web")  # labelled for west before it went away: synced again
 
 

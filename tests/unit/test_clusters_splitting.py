@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from syncflow.modes.clusters.identity import SyncedType, finalizer, shard_name
-from syncflow.modes.clusters.splitter import aggregate, divide
+from syncflow.modes.clusters.splitter import COUNTS, aggregate, divide
 from syncflow.names import dns1123_subdomain, qualified_name
 
 
@@ -29,14 +29,52 @@ def shard(cluster: str, ready: int, available: str = "True") -> dict[str, Any]:
     }
 
 
+def conditions(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    return {c["type"]: (c["status"], c["reason"], c["message"]) for c in status["conditions"]}
+
+
 def test_the_roots_status_sums_the_shards_and_a_condition_holds_only_in_all() -> None:
     root = {"metadata": {"generation": 4}}
-    status = aggregate([shard("east", 3), shard("west", 2)], root)
+    both = {"east", "west"}
+    status = aggregate([shard("east", 3), shard("west", 2)], root, both)
     assert (status["replicas"], status["readyReplicas"], status["observedGeneration"]) == (5, 5, 4)
-    assert [(c["type"], c["status"]) for c in status["conditions"]] == [("Available", "True")]
-    status = aggregate([shard("east", 3), shard("west", 0, available="False")], root)
-    (condition,) = status["conditions"]
-    assert (condition["status"], condition["reason"], condition["message"]) == ("False", "R", "west: m")
+    assert conditions(status) == {
+        "Available": ("True", "AllShards", "true in all 2 shards"),
+        "ShardsUnknown": ("False", "AllShardsKnown", "every shard is on a Ready cluster"),
+    }
+    status = aggregate([shard("east", 3), shard("west", 0, available="False")], root, both)
+    assert conditions(status)["Available"] == ("False", "R", "west: m")
+
+
+def test_a_shard_on_a_cluster_that_is_not_ready_is_not_counted_and_the_root_says_so() -> None:
+    root = {"metadata": {"generation": 2}, "spec": {"replicas": 5}}
+    shards = [shard("east", 5), shard("west", 2), shard("north", 1, available="False")]  # west, north: stale
+    status = aggregate(shards, root, {"east"})
+    assert (status["replicas"], status["readyReplicas"], status["availableReplicas"]) == (5, 5, 5)
+    assert conditions(status) == {
+        "Available": ("True", "AllShards", "true in all 1 shards whose status is known"),
+        "ShardsUnknown": (
+            "True",
+            "ShardStatusUnknown",
+            "the status of the shards on 2 cluster(s) that are not Ready is unknown and not counted: "
+            "north, west",
+        ),
+    }
+
+
+def test_with_no_cluster_ready_nothing_is_counted_and_no_condition_is_claimed() -> None:
+    root = {
+        "metadata": {"generation": 2},
+        "status": {"conditions": [{"type": "Available", "status": "True"}]},
+    }
+    status = aggregate([shard("east", 3), shard("west", 2)], root, set())
+    assert all(status[count] == 0 for count in COUNTS)
+    assert conditions(status)["Available"] == (
+        "Unknown",
+        "ShardStatusUnknown",
+        "no shard whose status is known reports it",
+    )
+    assert conditions(status)["ShardsUnknown"][:2] == ("True", "ShardStatusUnknown")
 
 
 def test_names_stay_valid_for_long_cluster_names() -> None:

@@ -173,6 +173,9 @@ app.kubernetes.io/part-of: syncflow
 {{- with $values.clusters.onlyCluster }}
 - {{ printf "--only-cluster=%s" . | quote }}
 {{- end }}
+{{- if $values.clusters.allowLinkLocalServers }}
+- --allow-link-local-servers
+{{- end }}
 {{- end }}
 {{- if eq .role "worker" }}
 - --workers={{ $values.worker.concurrency }}

@@ -40,6 +40,13 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
     help="Sync this Cluster only, reached with --cluster-kubeconfig (a pull-mode or hand-run syncer).",
 )
 @click.option("--resync-period", type=click.FloatRange(min=1), default=None, help="Seconds between resyncs.")
+@click.option(
+    "--allow-link-local-servers",
+    is_flag=True,
+    default=None,
+    help="Let Clusters name link-local or cloud metadata addresses (169.254.0.0/16, fe80::/10 ...) as "
+    "their server or proxy [refused].",
+)
 @agentcli.agent_options
 @click.pass_context
 def clusters(

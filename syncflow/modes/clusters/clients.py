@@ -26,8 +26,9 @@ ClientOf = Callable[[ApiClient, str], JsonApi]
 and reports the endpoint's connection status)."""
 
 
-def from_clusters(kcp: JsonApi, client_of: ClientOf) -> Loader:
-    """Loads ``cluster:<name>`` from the Cluster object: its kubeconfig's fingerprint and client."""
+def from_clusters(kcp: JsonApi, client_of: ClientOf, *, allow_link_local: bool = False) -> Loader:
+    """Loads ``cluster:<name>`` from the Cluster object: its kubeconfig's fingerprint and client (which
+    refuses link-local and cloud metadata addresses unless ``allow_link_local``)."""
 
     def load(name: str) -> tuple[str, ClientBuilder]:
         cluster = cluster_of(name)
@@ -40,7 +41,7 @@ def from_clusters(kcp: JsonApi, client_of: ClientOf) -> Loader:
 
         def build() -> JsonApi:
             try:
-                api = inline_client(text)
+                api = inline_client(text, allow_link_local=allow_link_local)
             except KubeconfigError as exc:
                 raise EndpointError(
                     f'Cluster "{cluster}": spec.kubeconfig: {exc}', "InvalidKubeconfig"

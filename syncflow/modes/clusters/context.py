@@ -47,7 +47,10 @@ def endpoints_of(settings: Settings, workspace: JsonApi, client_of: clients.Clie
     """The workspace and the Clusters (or, with ``--only-cluster``, the one this syncer runs in)."""
     only = settings.only_cluster
     if only is None:
-        return ClustersEndpoints(workspace, ClientCache(clients.from_clusters(workspace, client_of)))
+        loader = clients.from_clusters(
+            workspace, client_of, allow_link_local=settings.allow_link_local_servers
+        )
+        return ClustersEndpoints(workspace, ClientCache(loader))
     own = client_of(load_client(settings.kubeconfig), endpoint(only))
     return ClustersEndpoints(workspace, ClientCache(clients.only(only, own)))
 

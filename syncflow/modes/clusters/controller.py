@@ -19,12 +19,13 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.cluster import PATH, ReadyReason
 from syncflow.api.conditions import find, now, set_condition
+from syncflow.kube.addresses import RefusedAddressError
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, SyncedType, endpoint
 from syncflow.modes.clusters.rules import ClustersRules
-from syncflow.queue.errors import describe
+from syncflow.neterrors import failure_kind, status_text
 from syncflow.sync.endpoints import EndpointError
 from syncflow.sync.reconciler import Obj, get_or_none
 from syncflow.sync.rule import SyncRule
@@ -56,11 +57,13 @@ def probe(endpoints: ClustersEndpoints, cluster: str) -> Probe:
     try:
         quick.get("/version")
         quick.get("/api/v1/namespaces", limit="1")
-    except ApiException as exc:
+    except RefusedAddressError as exc:
+        return Probe(False, "InvalidKubeconfig", str(exc))
+    except ApiException as exc:  # the server's reason phrase and body stay out of the status
         reason = "Unauthorized" if exc.status in (401, 403) else "Unreachable"
-        return Probe(False, reason, f"the cluster answers {describe(exc)}"[:MESSAGE_LIMIT])
-    except Exception as exc:  # every failure to answer is what the probe reports
-        return Probe(False, "Unreachable", f"{type(exc).__name__}: {describe(exc)}"[:MESSAGE_LIMIT])
+        return Probe(False, reason, f"the cluster answers {status_text(exc.status)}")
+    except Exception as exc:  # every failure to answer is what the probe reports, by its kind only
+        return Probe(False, "Unreachable", f"the probe failed: {failure_kind(exc)}")
     return Probe(True, "Connected", "the cluster answers with the kubeconfig's credentials")
 
 

@@ -6,14 +6,16 @@ the first clusters in name order. Each gets a shard ``<root>--<cluster>`` labell
 the root (ownerReferences), its template copied from the root. A shard on a cluster that is not
 Ready is scaled to 0 (its replicas move to the others); a shard on a Cluster that no longer exists
 is deleted, as are all shards when the root is deleted or opts out
-(``workloads.kcp.dev/split: "false"``). The root's status is the shards' summed counts and, per
-condition type, True only when every shard says True.
+(``workloads.kcp.dev/split: "false"``). The root's status is the summed counts of the shards on
+Ready clusters (another's last status may no longer hold) and, per condition type, True only when
+every one of them says True; ``ShardsUnknown`` says which clusters' shards are left out.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -30,6 +32,11 @@ logger = logging.getLogger("syncflow.clusters")
 
 Obj = dict[str, Any]
 COUNTS = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
+SHARDS_UNKNOWN = "ShardsUnknown"
+"""The root's condition: True while shards on clusters that are not Ready are left out of its status."""
+UNKNOWN = "ShardStatusUnknown"
+NAMED = 10
+"""Clusters a ShardsUnknown message names at most."""
 
 
 def divide(replicas: int, clusters: list[str]) -> dict[str, int]:
@@ -63,35 +70,70 @@ def split_key(workspace: str, namespace: str, name: str) -> ObjectKey:
     return ObjectKey("split", DEPLOYMENTS.group_resource, workspace, namespace, name)
 
 
-def aggregate(shards: list[Obj], root: Obj) -> Obj:
-    """The root's status: summed counts, one condition per type, the root's generation observed."""
+def _cluster(shard: Obj) -> str:
+    return str((shard["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "?"))
+
+
+def _conditions(shard: Obj) -> list[Obj]:
+    return list((shard.get("status") or {}).get("conditions") or [])
+
+
+def _condition(conditions: list[Obj] | None, type: str, known: list[Obj], unknown: bool) -> list[Obj]:
+    """``conditions`` with ``type`` from the shards whose status is ``known``: True when all of them
+    say True, else the first failing one's; Unknown when none of them has it."""
+    found = [(s, c) for s in known for c in _conditions(s) if c["type"] == type]
+    failing = [(s, c) for s, c in found if c.get("status") != "True"]
+    if failing:
+        shard, condition = failing[0]
+        reason = condition.get("reason") or "ShardNotReady"
+        return set_condition(
+            conditions, type, False, reason, f"{_cluster(shard)}: {condition.get('message', '')}"
+        )
+    if found:
+        where = " whose status is known" if unknown else ""
+        return set_condition(conditions, type, True, "AllShards", f"true in all {len(found)} shards{where}")
+    return set_condition(conditions, type, None, UNKNOWN, "no shard whose status is known reports it")
+
+
+def aggregate(shards: list[Obj], root: Obj, ready: Collection[str]) -> Obj:
+    """The root's status from the shards on ``ready`` clusters (a shard on another may report what is
+    no longer so): their summed counts, one condition per type, the root's generation observed, and
+    ``ShardsUnknown`` naming the clusters whose shards are not counted."""
+    known = [s for s in shards if _cluster(s) in ready]
+    unknown = sorted({_cluster(s) for s in shards} - set(ready))
     status: Obj = {"observedGeneration": root["metadata"].get("generation", 0)}
-    for field in COUNTS:
-        status[field] = sum(int((s.get("status") or {}).get(field) or 0) for s in shards)
+    for count in COUNTS:
+        status[count] = sum(int((s.get("status") or {}).get(count) or 0) for s in known)
     conditions = (root.get("status") or {}).get("conditions")
-    types = dict.fromkeys(c["type"] for s in shards for c in (s.get("status") or {}).get("conditions") or [])
-    for type in types:
-        found = [
-            (s, c)
-            for s in shards
-            for c in (s.get("status") or {}).get("conditions") or []
-            if c["type"] == type
-        ]
-        failing = [(s, c) for s, c in found if c.get("status") != "True"]
-        if failing:
-            shard, condition = failing[0]
-            where = (shard["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "?")
-            reason = condition.get("reason") or "ShardNotReady"
-            conditions = set_condition(
-                conditions, type, False, reason, f"{where}: {condition.get('message', '')}"
-            )
-        else:
-            conditions = set_condition(
-                conditions, type, True, "AllShards", f"true in all {len(found)} shards"
-            )
-    if conditions:
-        status["conditions"] = conditions
+    for type in dict.fromkeys(c["type"] for s in shards for c in _conditions(s)):
+        conditions = _condition(conditions, type, known, bool(unknown))
+    status["conditions"] = _shards_unknown(conditions, unknown)
     return status
+
+
+def _shards_unknown(conditions: list[Obj] | None, unknown: list[str]) -> list[Obj]:
+    """``conditions`` with ``ShardsUnknown``: True, naming the clusters, while any shard is uncounted."""
+    if not unknown:
+        return set_condition(
+            conditions, SHARDS_UNKNOWN, False, "AllShardsKnown", "every shard is on a Ready cluster"
+        )
+    names = ", ".join(unknown[:NAMED]) + (", ..." if len(unknown) > NAMED else "")
+    message = (
+        f"the status of the shards on {len(unknown)} cluster(s) that are not Ready is unknown and not "
+        f"counted: {names}"
+    )
+    return set_condition(conditions, SHARDS_UNKNOWN, True, UNKNOWN, message)
+
+
+@dataclass
+class Fleet:
+    """The Clusters as the splitter sees them (those being deleted left out)."""
+
+    known: set[str] = field(default_factory=set)
+    ready: set[str] = field(default_factory=set)
+    """Ready: what their shards report is current."""
+    takes: list[str] = field(default_factory=list)
+    """Ready and take Deployments: the replicas go to them."""
 
 
 @dataclass
@@ -105,20 +147,21 @@ class Splitter:
         """A Deployment path in the workspace."""
         return resource_path("apps", self.version, "deployments", namespace, name)
 
-    def ready_clusters(self) -> tuple[list[str], set[str]]:
-        """Clusters that are Ready and take Deployments, and every Cluster that is not being deleted."""
-        ready, known = [], set()
+    def fleet(self) -> Fleet:
+        """The Clusters that are not being deleted, which of them are Ready, and which take Deployments."""
+        fleet = Fleet()
         for obj in self.kcp.get(PATH).get("items") or []:
             if obj["metadata"].get("deletionTimestamp"):
                 continue
             name = obj["metadata"]["name"]
-            known.add(name)
+            fleet.known.add(name)
             status = obj.get("status") or {}
-            is_ready = is_true(status.get("conditions"), "Ready")
-            accepted = (DEPLOYMENTS.entry(status.get("syncedResources")) or {}).get("state") == "Accepted"
-            if is_ready and accepted:
-                ready.append(name)
-        return sorted(ready), known
+            if not is_true(status.get("conditions"), "Ready"):
+                continue
+            fleet.ready.add(name)
+            if (DEPLOYMENTS.entry(status.get("syncedResources")) or {}).get("state") == "Accepted":
+                fleet.takes.append(name)
+        return fleet
 
     def roots(self) -> list[Obj]:
         """Every root Deployment of the workspace (none while kcp does not serve Deployments yet)."""
@@ -153,8 +196,8 @@ class Splitter:
             for shard in shards:
                 self._delete(shard)
             return
-        ready, known = self.ready_clusters()
-        shares = divide(int((obj.get("spec") or {}).get("replicas", 1)), ready)
+        fleet = self.fleet()
+        shares = divide(int((obj.get("spec") or {}).get("replicas", 1)), fleet.takes)
         current = {}
         for shard in shards:
             cluster = (shard["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "")
@@ -163,7 +206,7 @@ class Splitter:
                 None,
             )
             if (
-                cluster not in known
+                cluster not in fleet.known
                 or owner_uid != root_uid
                 or shard["metadata"]["name"] != shard_name(name, cluster)
             ):
@@ -173,7 +216,7 @@ class Splitter:
         result = []
         for cluster in sorted(set(shares) | set(current)):
             result.append(self._ensure(obj, cluster, shares.get(cluster, 0), current.get(cluster)))
-        status = aggregate(result, obj)
+        status = aggregate(result, obj, fleet.ready)
         if status != obj.get("status"):
             updated = self.kcp.replace(self.path(namespace, name) + "/status", {**obj, "status": status})
             log_event(
