@@ -124,7 +124,9 @@ def test_the_physical_rights_cover_the_synced_types_and_nothing_else_cluster_wid
     assert {r for rule in own["rules"] for r in rule["resources"]} == {"leases", "secrets", "events"}
 
 
-def test_the_kcp_rights_let_the_syncer_write_only_its_own_sync_target_status() -> None:
+def test_the_kcp_rights_let_the_syncer_write_only_its_own_sync_target() -> None:
+    """Its status (heartbeats, types) and its finalizer, which keeps the SyncTarget until the syncer
+    released what it synced; no other SyncTarget."""
     rules = workload.kcp_rules("east", TYPES)
     status = [r for r in rules if "synctargets/status" in r["resources"]]
     assert status == [
@@ -142,7 +144,15 @@ def test_the_kcp_rights_let_the_syncer_write_only_its_own_sync_target_status() -
         for g in rule["apiGroups"]
         for r in rule["resources"]
     }
-    assert ("workload.kcp.io", "synctargets") not in writes
+    own = [r for r in rules if r["resources"] == ["synctargets"] and {"update", "patch"} & set(r["verbs"])]
+    assert own == [
+        {
+            "apiGroups": ["workload.kcp.io"],
+            "resources": ["synctargets"],
+            "verbs": ["update", "patch"],
+            "resourceNames": ["east"],
+        }
+    ]
     assert ("apps", "deployments/status") in writes
     assert all("*" not in rule["verbs"] for rule in rules)
 
