@@ -1,6 +1,8 @@
 """What the parked keys say about each rule — how many of its objects the ownership rules refused
 (conflicts) and how many are parked for another reason — and the conditions a mode writes on the
-config that made the rule (``Conflicts``, ``Synced``), the same in every mode.
+config that made the rule (``Conflicts``, ``Parked``), the same in every mode. Both are True when
+something is wrong, so a summary of an object's conditions that counts False ones (kcp's Ready on a
+SyncTarget) never changes because of them.
 
 One pass reads at most ``SCAN_LIMIT`` parked keys, so a flood of parked keys costs a bounded read; the
 counts then say "at least".
@@ -14,6 +16,7 @@ from typing import Any
 
 from syncflow.api.conditions import set_condition
 from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.service import QueueService
 from syncflow.sync.keys import RELATED, STATUS, SYNC
 from syncflow.sync.ownership import CONFLICT_CAUSES
@@ -77,7 +80,7 @@ def total(found: dict[str, Trouble], rules: Iterable[str]) -> Trouble:
 
 def conditions(existing: Iterable[Obj] | None, trouble: Trouble, generation: int | None = None) -> list[Obj]:
     """``existing`` with ``Conflicts`` (objects whose copy's place holds an object syncflow may not
-    touch) and ``Synced`` (no object parked for any other reason) set from ``trouble``."""
+    touch) and ``Parked`` (objects parked for any other reason) set from ``trouble``."""
     conflicts, parked = trouble.conflicts, trouble.parked
     updated = set_condition(
         existing,
@@ -91,8 +94,8 @@ def conditions(existing: Iterable[Obj] | None, trouble: Trouble, generation: int
     )
     return set_condition(
         updated,
-        "Synced",
-        not parked,
+        "Parked",
+        bool(parked),
         "ObjectsParked" if parked else "NothingParked",
         _count(parked, trouble.capped, "parked (syncflow failures list shows why; replay once fixed)")
         if parked
@@ -113,3 +116,17 @@ def _parsed(name: str) -> ObjectKey | None:
         return ObjectKey.parse(name)
     except InvalidKeyError:
         return None
+
+
+def report(api: JsonApi, path: str, obj: Obj, trouble: Trouble) -> bool:
+    """Write ``Conflicts`` and ``Parked`` into the status of config ``obj`` at ``path`` (its ``/status``
+    subresource), only when they change; True when written."""
+    old = obj.get("status") or {}
+    generation = obj["metadata"].get("generation")
+    updated = conditions(old.get("conditions"), trouble, int(generation) if generation is not None else None)
+    if updated == old.get("conditions"):
+        return False
+    version = obj["metadata"]["resourceVersion"]
+    patch = {"metadata": {"resourceVersion": version}, "status": {"conditions": updated}}
+    api.merge_patch(f"{path}/status", patch)
+    return True

@@ -187,7 +187,7 @@ def test_an_application_goes_down_by_manifests_with_its_state_returned(edge_env:
         "Ready": "True",
         "Conflict": "False",
         "Conflicts": "False",
-        "Synced": "True",
+        "Parked": "False",
     }
 
 

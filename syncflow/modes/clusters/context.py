@@ -96,7 +96,12 @@ class ClustersContext(ModeContext):
     def controller(self) -> ClusterController:
         """The cluster controller."""
         return ClusterController(
-            self.workspace_api, self.endpoints, self.worker, self.rules, self.settings.cluster_cleanup
+            self.workspace_api,
+            self.endpoints,
+            self.worker,
+            self.rules,
+            self.settings.cluster_cleanup,
+            tasks.runtime.service,
         )
 
     @cached_property

@@ -26,6 +26,8 @@ from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, SyncedType, endpoint
 from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.neterrors import failure_kind, status_text
+from syncflow.queue.service import QueueService
+from syncflow.sync import trouble
 from syncflow.sync.endpoints import EndpointError
 from syncflow.sync.reconciler import Obj, get_or_none
 from syncflow.sync.rule import SyncRule
@@ -76,6 +78,7 @@ class ClusterController:
     worker: RuleWorker
     rules: ClustersRules
     cleanup: Literal["keep", "delete"]
+    service: QueueService
 
     def reconcile(self, name: str) -> Probe | None:
         """Probe the Cluster and record it (or release it when deleted); returns the probe."""
@@ -90,9 +93,11 @@ class ClusterController:
         found = probe(self.endpoints, name)
         conditions = (obj.get("status") or {}).get("conditions")
         was = (find(conditions, "Ready") or {}).get("status")
-        conditions = set_condition(
-            conditions, "Ready", found.ok, found.reason, found.message, obj["metadata"].get("generation")
-        )
+        generation = obj["metadata"].get("generation")
+        conditions = set_condition(conditions, "Ready", found.ok, found.reason, found.message, generation)
+        names = [t.rule_name(name) for t in self.rules.types]
+        mine = trouble.total(trouble.troubles(self.service, names), names)
+        conditions = trouble.conditions(conditions, mine, generation)
         status = {"conditions": conditions, "lastProbeTime": now()}
         self.kcp.merge_patch(f"{PATH}/{name}/status", {"status": status})
         if was != ("True" if found.ok else "False"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 from redis import Redis
 
@@ -17,9 +18,23 @@ from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
 from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules, RuleSettings, release_rule
 from syncflow.modes.publish.watcher import PublishWatcher
 from syncflow.queue.budget import RequestBudget
+from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
+
+
+def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Beat: the PublishedResources' Conflicts and Parked conditions, once per status period (15 s at
+    most)."""
+    period = min(15.0, settings.status_period)
+    return {
+        "publish-tick": {
+            "task": "syncflow.publish-tick",
+            "schedule": period,
+            "options": {"queue": PERIODIC_QUEUE, "expires": period},
+        }
+    }
 
 
 def slice_ref(settings: Settings) -> str:

@@ -1,4 +1,5 @@
-"""Publish mode's control-plane tasks: ``syncflow.projection`` and ``syncflow.apiexport``."""
+"""Publish mode's control-plane tasks: ``syncflow.projection``, ``syncflow.apiexport``, and
+``syncflow.publish-tick`` (beat) for the PublishedResources' ``Conflicts`` and ``Parked`` conditions."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.modes.publish.context import PublishContext, publish_context
 from syncflow.modes.publish.keys import export_key
-from syncflow.modes.publish.reconcile import reconcile_export, reconcile_projection
-from syncflow.tasks import keyed_task, runtime
+from syncflow.modes.publish.reconcile import (
+    PUBLISHED_RESOURCES,
+    list_published,
+    reconcile_export,
+    reconcile_projection,
+)
+from syncflow.sync import trouble
+from syncflow.tasks import keyed_task, periodic_task, runtime
 
 logger = logging.getLogger("syncflow.publish")
 
@@ -47,3 +54,17 @@ def apiexport(key: ObjectKey) -> None:
     if _disabled("apiexport", key):
         return
     reconcile_export(_context().target)
+
+
+@periodic_task("syncflow.publish-tick")
+def tick() -> int:
+    """Beat: write each PublishedResource's objects in conflict and parked (its rule has its name)."""
+    target = _context().target
+    published = list_published(target)
+    names = [obj["metadata"]["name"] for obj in published]
+    found = trouble.troubles(runtime.service, names)
+    return sum(
+        trouble.report(target.service, f"{PUBLISHED_RESOURCES}/{name}", obj, trouble.total(found, [name]))
+        for name, obj in zip(names, published, strict=True)
+        if not obj["metadata"].get("deletionTimestamp")
+    )

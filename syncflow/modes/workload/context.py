@@ -23,6 +23,7 @@ from syncflow.modes.workload.status import StatusWriter
 from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import PERIODIC_QUEUE
+from syncflow.sync import trouble
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -93,8 +94,19 @@ class WorkloadContext(ModeContext):
     def status(self) -> StatusWriter:
         """The SyncTarget's status writer."""
         endpoints = self.endpoints
+        registry = self.worker.registry
+
+        def troubles() -> trouble.Trouble:
+            names = [rule.name for rule in registry.ready_rules()]
+            return trouble.total(trouble.troubles(tasks.runtime.service, names), names)
+
         return StatusWriter(
-            endpoints.workspace, endpoints.physical, self.workspace, self.redis, self.settings.agent_name
+            endpoints.workspace,
+            endpoints.physical,
+            self.workspace,
+            self.redis,
+            self.settings.agent_name,
+            troubles,
         )
 
 

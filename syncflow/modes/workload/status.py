@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from syncflow.modes.workload import discovery, target
 from syncflow.modes.workload.rules import Workspace
 from syncflow.queue.errors import RequeueAfter, describe
 from syncflow.queue.layout import agent_prefix
+from syncflow.sync import trouble
 
 logger = logging.getLogger("syncflow.workload")
 
@@ -43,6 +45,8 @@ class StatusWriter:
     workspace: Workspace
     redis: Redis
     agent: str
+    troubles: Callable[[], trouble.Trouble] = trouble.Trouble
+    """The parked objects of the SyncTarget's rules (``Conflicts`` and ``Parked``, with each heartbeat)."""
 
     @property
     def path(self) -> str:
@@ -122,6 +126,7 @@ class StatusWriter:
                 "SyncTargetReady" if unreachable is None else syncer_reason,
                 "" if unreachable is None else syncer_message,
             )
+            conditions = trouble.conditions(conditions, self.troubles())
             self._patch(
                 current,
                 {
