@@ -82,12 +82,18 @@ def _term_matches(
     )
 
 
-def concerns(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
-    """Whether a source object may need work: it is (or may be) selected, or holds the rule's finalizer.
-    A copy this agent made is never a source (no loops between rules)."""
+def may_select(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
+    """Whether the rule selects source object ``obj``, or may (its Namespace's labels decide, unread
+    here). A copy this agent made is never a source (no loops between rules)."""
     meta = obj.get("metadata") or {}
     if (meta.get("labels") or {}).get(AGENT_LABEL) == rule.agent:
         return False
-    if needs_namespace(rule.selector, obj) or matches(rule.selector, obj):
+    return needs_namespace(rule.selector, obj) or matches(rule.selector, obj)
+
+
+def concerns(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
+    """Whether a source object may need work: it is (or may be) selected, or holds the rule's finalizer."""
+    if may_select(rule, obj):
         return True
-    return rule.holds(obj)
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(AGENT_LABEL) != rule.agent and rule.holds(obj)

@@ -149,7 +149,11 @@ def keys_needing_work(
     objects without a copy (they wait for it) or without an entry in the related index."""
     listing = list_sides(rule, endpoints)
     listed, copies = set(listing.sources), listing.copies
-    missing = listed - copies.keys()
+    # the server applied the label selector; the rest (names, namespaces, fields) is applied here, so
+    # an object the rule does not select costs nothing, and one it stopped selecting is released
+    candidates = {ref for ref, obj in listing.sources.items() if filters.may_select(rule, obj)}
+    deselected = {ref for ref, obj in listing.sources.items() if ref not in candidates and rule.holds(obj)}
+    missing = candidates - copies.keys()
     drifted: set[ObjectRef] = set()
     if rule.state_namespace is not None:
         target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
@@ -168,7 +172,7 @@ def keys_needing_work(
     migrating = {ref for ref, obj in listing.sources.items() if _holds_previous(rule, obj)}
     keys = _unattended(rule, endpoints, missing, held) | {
         key_for(SYNC, rule, ref)
-        for ref in (copies.keys() - listed) | (deleting & copies.keys()) | drifted | migrating
+        for ref in (copies.keys() - listed) | (deleting & copies.keys()) | drifted | migrating | deselected
     }
     if rule.related and index is not None:
         keys.update(key_for(RELATED, rule, ref) for ref in missing)

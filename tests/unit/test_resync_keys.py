@@ -7,7 +7,7 @@ from typing import Any
 
 from syncflow.keys import ObjectKey
 from syncflow.sync.resync import keys_needing_work
-from syncflow.sync.rule import Resource, Side, SyncRule
+from syncflow.sync.rule import Resource, Selector, Side, SyncRule
 from tests.support.copies import copy_of
 
 WIDGETS = Resource(group="example.com", version="v1", plural="widgets", kind="Widget", namespaced=True)
@@ -121,3 +121,23 @@ def test_a_resync_of_in_sync_objects_costs_its_two_lists_and_nothing_more() -> N
     lists = Lists([source("a"), source("b")], [copy_of("a"), copy_of("b")])
     assert keys_needing_work(rule(), lists) == set()  # type: ignore[arg-type]
     assert lists.calls == ["service", "kcp"]
+
+
+def test_objects_a_rule_does_not_select_cost_nothing_and_those_it_stopped_selecting_are_released() -> None:
+    """The server applies only the label selector: names, namespaces and fields are applied here, so a
+    narrowed rule finds the objects it selected before (they hold its finalizer) and no pass enqueues
+    the objects it never selected."""
+    narrowed = rule().model_copy(update={"selector": Selector(names=("kept",))})
+    finalizer = narrowed.finalizer
+    lists = Lists(
+        [
+            source("kept", finalizers=[finalizer]),
+            source("dropped", finalizers=[finalizer]),
+            source("never"),
+            source("new"),
+        ],
+        [copy_of("kept"), copy_of("dropped")],
+    )
+    assert names(keys_needing_work(narrowed, lists)) == {"dropped"}
+    widened = rule().model_copy(update={"selector": Selector(names=("kept", "dropped", "new"))})
+    assert names(keys_needing_work(widened, lists)) == {"new"}
