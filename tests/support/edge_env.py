@@ -43,6 +43,7 @@ class EdgeEnv:
     proxy: TcpProxy
     work: Path
     kcp_url: str
+    redis: Redis
 
     def config(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
         """Create or replace an EdgeSyncConfig."""
@@ -139,7 +140,7 @@ def edge_environment(work: Path) -> Iterator[EdgeEnv]:
         agent = SyncflowProcesses(env, work)
         kcp = JsonApi(for_cluster(root.api, MAILBOX))
         pcluster = JsonApi(load_client(str(pcluster_dc.kubeconfig)))
-        yield EdgeEnv(kcp, root, pcluster, agent, agent_name, proxy, work, kcp_dc.url)
+        yield EdgeEnv(kcp, root, pcluster, agent, agent_name, proxy, work, kcp_dc.url, redis)
     finally:
         if agent is not None:
             agent.stop_all()

@@ -121,7 +121,8 @@ class WorkloadStack:
         ``settings`` adds or overrides ``SYNCFLOW_*`` variables."""
         work = self.work / name
         (work / "beat").mkdir(parents=True)
-        self.kcp.create(SYNC_TARGETS, sync_target(name, resources or ["apps/v1/deployments", "v1/services"]))
+        supported = ["apps/v1/deployments", "v1/services"] if resources is None else resources
+        self.kcp.create(SYNC_TARGETS, sync_target(name, supported))
         agent_name = f"wl{uuid.uuid4().hex[:8]}"
         env = {
             **os.environ,
