@@ -10,6 +10,8 @@ from tests.support.waiting import wait_for
 
 OTHER_CLUSTER = "othercluster7q2x"
 """The logical cluster of the other source (a workspace the case's owner must not learn of)."""
+OTHER_PATH = "root:elsewhere:tenant-x3"
+"""Its workspace path."""
 OTHER_NAME = "other-owner-obj-k8w3"
 
 
@@ -21,7 +23,7 @@ def test_two_sources_on_one_target_name_collide(mode: ModeHarness) -> None:
         *where,
         {"owner": "the-other-source"},
         labels=remote_labels(OTHER_CLUSTER, ns, OTHER_NAME, h.agent_name),
-        annotations=remote_annotations(ns, OTHER_NAME, None),
+        annotations=remote_annotations(ns, OTHER_NAME, OTHER_PATH),
     )
     before = fingerprint(h, other)
 
@@ -69,5 +71,5 @@ def test_two_sources_on_one_target_name_collide(mode: ModeHarness) -> None:
     assert "NameCollision" in failure_text(still), failure_text(still)
     event = events(h, ns, "contested", "NameCollision")[-1]
     assert event["type"] == "Warning", event
-    leaked = [v for v in (OTHER_CLUSTER, OTHER_NAME) if v in event["message"]]
+    leaked = [v for v in (OTHER_CLUSTER, OTHER_PATH, OTHER_NAME) if v in event["message"]]
     assert not leaked, f"the Event names the other object: {leaked} in {event['message']!r}"
