@@ -14,7 +14,7 @@ import yaml
 from redis import Redis
 
 from syncflow.queue.layout import CONTROL_QUEUE, QueueLayout, forget_agent
-from tests.clusters.conftest import (
+from tests.support.clusters_env import (
     CLUSTERS,
     LABEL,
     PROBE_PERIOD,

@@ -11,7 +11,7 @@ import pytest
 
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.jsonapi import JsonApi
-from tests.edge.conftest import CONFIGS, EdgeEnv
+from tests.support.edge_env import CONFIGS, EdgeEnv
 from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from tests.publish.conftest import APIS, CRDS, EXPORT, PUBLISHED, PublishEnv, crd, published, readyz
+from tests.support.publish_env import APIS, CRDS, EXPORT, PUBLISHED, PublishEnv, crd, published, readyz
 from tests.support.waiting import wait_for
 
 

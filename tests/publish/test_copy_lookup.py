@@ -8,8 +8,7 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.sync.desired import remote_annotations, remote_labels
 from syncflow.sync.state import state_secret
-from tests.publish.conftest import PublishEnv
-from tests.publish.test_sync import Published, cluster_of
+from tests.support.publish_env import Published, PublishEnv, cluster_of
 from tests.support.waiting import wait_for
 
 

@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from syncflow.config import load_settings
 from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
 from syncflow.queue.service import QueueService
-from tests.publish.conftest import PublishEnv
-from tests.publish.test_sync import Published, _ok, cluster_of
+from tests.support.publish_env import Published, PublishEnv, cluster_of, ok
 from tests.support.waiting import wait_for
 
 OBJECTS_PER_TEAM = 100
@@ -88,7 +87,7 @@ def test_same_local_name_from_two_workspaces_is_a_collision_not_a_takeover(publi
     # deleting team-2's object must not delete the copy team-1 uses
     team2.delete(g.kcp_path(name="same"))
     wait_for(
-        lambda: not _ok(team2, g.kcp_path(name="same")),
+        lambda: not ok(team2, g.kcp_path(name="same")),
         timeout=60,
         what=lambda: f"team-2's object to go\n{env.agent.logs()}",
     )
@@ -114,7 +113,7 @@ def test_a_key_a_workspace_refused_is_retried_when_its_binding_accepts_the_claim
     team = env.workspace("root:org:team-late")
     binding = {"reference": {"export": {"path": "root:org", "name": "services"}}, "permissionClaims": []}
     team.create("/apis/apis.kcp.io/v1alpha1/apibindings", {"metadata": {"name": "services"}, "spec": binding})
-    wait_for(lambda: _ok(team, g.kcp_path()), timeout=30, what="the type served in team-late")
+    wait_for(lambda: ok(team, g.kcp_path()), timeout=30, what="the type served in team-late")
     team.merge_patch("/api/v1/namespaces/default", {"metadata": {"labels": {"sync": "yes"}}})
     team.create(
         g.kcp_path(),

@@ -7,8 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.publish.conftest import PUBLISHED, PublishEnv, publish_environment, published
-from tests.publish.test_sync import Published, cluster_of
+from tests.support.publish_env import (
+    PUBLISHED,
+    Published,
+    PublishEnv,
+    cluster_of,
+    publish_environment,
+    published,
+)
 from tests.support.scrape import Samples, scrape, total, value
 from tests.support.waiting import wait_for
 

@@ -12,8 +12,7 @@ from typing import Any
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.sync import state
 from syncflow.sync.naming import sha1_hex
-from tests.publish.conftest import APIS, EXPORT, PUBLISHED, PublishEnv
-from tests.publish.test_sync import CLEANUP, Published, _ok, cluster_of
+from tests.support.publish_env import APIS, CLEANUP, EXPORT, PUBLISHED, Published, PublishEnv, cluster_of, ok
 from tests.support.waiting import wait_for
 
 TEAM = "root:org:team-1"
@@ -34,7 +33,7 @@ def accept_claims(env: PublishEnv, *resources: str) -> None:
 
 
 def get_or_none(api: JsonApi, path: str) -> dict[str, Any] | None:
-    return api.get(path) if _ok(api, path) else None
+    return api.get(path) if ok(api, path) else None
 
 
 def state_entry(env: PublishEnv, cluster: str, name: str, entry: str) -> dict[str, Any]:
@@ -190,14 +189,14 @@ def test_a_secret_made_for_a_certificate_in_the_service_cluster_appears_in_the_w
     # the Certificate goes: its copy in kcp is cleaned up (cleanup: true), then the primary
     team.delete(g.kcp_path(name="web"))
     wait_for(
-        lambda: not _ok(team, g.kcp_path(name="web")),
+        lambda: not ok(team, g.kcp_path(name="web")),
         timeout=30,
         what=lambda: f"the Certificate to be gone\n{env.agent.logs()}",
     )
-    assert not _ok(team, kcp_secret)
+    assert not ok(team, kcp_secret)
     assert g.copy_of(cluster, "web") is None
     # the origin is cert-manager's: syncflow never deletes it (its owner's garbage collection does)
-    assert _ok(env.service, f"/api/v1/namespaces/{namespace}/secrets/{local_secret}")
+    assert ok(env.service, f"/api/v1/namespaces/{namespace}/secrets/{local_secret}")
 
 
 def test_a_configmap_in_the_workspace_goes_down_with_its_primary(publish_env: PublishEnv) -> None:
@@ -253,9 +252,9 @@ def test_a_configmap_in_the_workspace_goes_down_with_its_primary(publish_env: Pu
     # deleting the kcp ConfigMap deletes its copy first, then lets it go
     team.delete(kcp_cm)
     wait_for(
-        lambda: not _ok(team, kcp_cm), timeout=30, what=lambda: f"the kcp ConfigMap gone\n{env.agent.logs()}"
+        lambda: not ok(team, kcp_cm), timeout=30, what=lambda: f"the kcp ConfigMap gone\n{env.agent.logs()}"
     )
-    assert not _ok(env.service, local_cm)
+    assert not ok(env.service, local_cm)
     # made again, it comes back; when the App goes, the copy goes and the kcp ConfigMap is released
     team.create(
         "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "shop-settings"}, "data": {"v": "2"}}
@@ -265,11 +264,11 @@ def test_a_configmap_in_the_workspace_goes_down_with_its_primary(publish_env: Pu
     )
     team.delete(g.kcp_path(name="shop"))
     wait_for(
-        lambda: not _ok(team, g.kcp_path(name="shop")),
+        lambda: not ok(team, g.kcp_path(name="shop")),
         timeout=30,
         what=lambda: f"the App to be gone\n{env.agent.logs()}",
     )
-    assert not _ok(env.service, local_cm)
+    assert not ok(env.service, local_cm)
     assert CLEANUP not in (team.get(kcp_cm)["metadata"].get("finalizers") or [])
     # turning sync off releases the related objects the rule held in kcp too
     g.create("team-1", "shop", {"configMap": "shop-settings"})
@@ -285,7 +284,7 @@ def test_a_configmap_in_the_workspace_goes_down_with_its_primary(publish_env: Pu
         what=lambda: f"the ConfigMap released\n{env.agent.logs()}",
     )
     team.delete(kcp_cm)
-    assert not _ok(team, kcp_cm)  # nothing holds it any more
+    assert not ok(team, kcp_cm)  # nothing holds it any more
 
 
 def test_objects_of_a_published_crd_found_by_label_selector_go_up_with_their_status(
@@ -377,7 +376,7 @@ def test_objects_of_a_published_crd_found_by_label_selector_go_up_with_their_sta
     # without cleanup, the copies stay when the Database goes
     team.delete(g.kcp_path(name="orders"))
     wait_for(
-        lambda: not _ok(team, g.kcp_path(name="orders")),
+        lambda: not ok(team, g.kcp_path(name="orders")),
         timeout=30,
         what=lambda: f"the Database to be gone\n{env.agent.logs()}",
     )

@@ -13,11 +13,17 @@ from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
 from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
 from syncflow.sync.registry import RuleRegistry
-from tests.publish.conftest import PUBLISHED, PublishEnv, publish_environment, readyz
-from tests.publish.test_sync import Published, _ok, cluster_of
+from tests.support.publish_env import (
+    CLEANUP,
+    PUBLISHED,
+    Published,
+    PublishEnv,
+    cluster_of,
+    ok,
+    publish_environment,
+    readyz,
+)
 from tests.support.waiting import wait_for
-
-CLEANUP = "syncagent.kcp.io/cleanup"
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +87,7 @@ def test_kcp_unreachable_deletes_nothing_and_converges_after(env: PublishEnv) ->
     finally:
         env.proxy.unblock()
     wait_for(
-        lambda: not _ok(team, g.kcp_path(name="doomed")),
+        lambda: not ok(team, g.kcp_path(name="doomed")),
         timeout=60,
         what=lambda: f"the deletion to propagate after kcp came back\n{env.agent.logs()}",
     )
@@ -136,10 +142,10 @@ def test_deleting_a_publishedresource_releases_its_objects(env: PublishEnv) -> N
         what=lambda: f"the finalizer to be released\n{env.agent.logs()}",
     )
     wait_for(
-        lambda: not _ok(env.service, f"{PUBLISHED}/retired"), timeout=30, what="the PublishedResource to go"
+        lambda: not ok(env.service, f"{PUBLISHED}/retired"), timeout=30, what="the PublishedResource to go"
     )
     team.delete(g.kcp_path(name="held"))
-    assert not _ok(team, g.kcp_path(name="held"))  # no finalizer left: gone at once
+    assert not ok(team, g.kcp_path(name="held"))  # no finalizer left: gone at once
     assert g.copy_of(cluster, "held") is not None  # the local copy stays
 
 
@@ -204,7 +210,7 @@ def test_periodic_resync_repairs_what_the_watcher_missed(env: PublishEnv) -> Non
             what=lambda name=name: f"the copy of {name} to be deleted\n{env.agent.logs()}",
         )
     wait_for(
-        lambda: not _ok(team, g.kcp_path(name="deleting")),
+        lambda: not ok(team, g.kcp_path(name="deleting")),
         timeout=30,
         what=lambda: f"syncflow's finalizer on the deleted object to be released\n{env.agent.logs()}",
     )

@@ -9,8 +9,7 @@ from syncflow.keys import ObjectKey
 from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
-from tests.publish.conftest import PublishEnv
-from tests.publish.test_sync import CLEANUP, Published, cluster_of
+from tests.support.publish_env import CLEANUP, Published, PublishEnv, cluster_of
 from tests.support.waiting import wait_for
 
 

@@ -8,93 +8,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from syncflow.kube.jsonapi import JsonApi
 from syncflow.sync.naming import sha1_hex
-from tests.publish.conftest import CRDS, PUBLISHED, PublishEnv, crd, published
+from tests.support.publish_env import CLEANUP, Published, PublishEnv, cluster_of, ok
 from tests.support.waiting import wait_for
-
-CLEANUP = "syncagent.kcp.io/cleanup"
-
-
-class Published:
-    """One published resource: its kcp path per workspace and its local path."""
-
-    def __init__(self, env: PublishEnv, name: str, group: str, plural: str, kind: str, **spec: Any) -> None:
-        self.env, self.name, self.group, self.plural, self.kind = env, name, group, plural, kind
-        env.apply(env.service, CRDS, crd(group, kind, plural, extra=spec.pop("crd_extra", None)))
-        env.apply(env.service, PUBLISHED, published(name, group, kind, **spec))
-        env.ready_schema(name)
-        for team in ("team-1", "team-2"):
-            api = env.workspace(f"root:org:{team}")
-            wait_for(
-                lambda api=api: _ok(api, self.kcp_path()),
-                timeout=30,
-                what=lambda team=team: f"{plural}.{group} served in {team}\n{env.agent.logs()}",
-            )
-
-    def kcp_path(self, namespace: str = "default", name: str = "") -> str:
-        return f"/apis/{self.group}/v1/namespaces/{namespace}/{self.plural}" + (f"/{name}" if name else "")
-
-    def local_list(self) -> list[dict[str, Any]]:
-        return self.env.service.get(f"/apis/{self.group}/v1/{self.plural}").get("items") or []
-
-    def create(
-        self,
-        team: str,
-        name: str,
-        spec: dict[str, Any],
-        labels: dict[str, str] | None = None,
-        namespace: str = "default",
-    ) -> dict[str, Any]:
-        api = self.env.workspace(f"root:org:{team}")
-        if namespace != "default" and not _ok(api, f"/api/v1/namespaces/{namespace}"):
-            api.create("/api/v1/namespaces", {"metadata": {"name": namespace, "labels": labels or {}}})
-        body = {
-            "apiVersion": f"{self.group}/v1",
-            "kind": self.kind,
-            "metadata": {"name": name, "labels": labels or {}},
-            "spec": spec,
-        }
-        return api.create(self.kcp_path(namespace), body)
-
-    def copy_of(self, cluster: str, name: str, namespace: str = "default") -> dict[str, Any] | None:
-        for item in self.local_list():
-            labels = item["metadata"].get("labels") or {}
-            if (
-                labels.get("syncagent.kcp.io/remote-object-cluster") == cluster
-                and labels.get("syncagent.kcp.io/remote-object-name-hash") == sha1_hex(name)
-                and labels.get("syncagent.kcp.io/remote-object-namespace-hash") == sha1_hex(namespace)
-            ):
-                return item
-        return None
-
-    def wait_copy(
-        self, cluster: str, name: str, check: Any = None, namespace: str = "default", timeout: float = 30
-    ) -> dict[str, Any]:
-        def found() -> dict[str, Any] | None:
-            copy = self.copy_of(cluster, name, namespace)
-            return copy if copy is not None and (check is None or check(copy)) else None
-
-        return wait_for(
-            found,
-            timeout=timeout,
-            what=lambda: f"the local copy of {cluster}/{namespace}/{name}\n{self.env.agent.logs()}",
-        )
-
-
-def _ok(api: JsonApi, path: str) -> bool:
-    try:
-        api.get(path)
-    except Exception:
-        return False
-    return True
-
-
-def cluster_of(env: PublishEnv, team: str) -> str:
-    lc = env.workspace(f"root:org:{team}").get("/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")
-    return str(lc["metadata"]["annotations"]["kcp.io/cluster"])
 
 
 def test_object_synced_with_custom_naming_and_status_back(publish_env: PublishEnv) -> None:
@@ -210,7 +127,7 @@ def test_deletion_removes_copy_then_finalizer_then_object(publish_env: PublishEn
     team = env.workspace("root:org:team-2")
     team.delete(g.kcp_path(name="bye"))
     wait_for(
-        lambda: not _ok(team, g.kcp_path(name="bye")),
+        lambda: not ok(team, g.kcp_path(name="bye")),
         timeout=30,
         what=lambda: f"the kcp object to be gone\n{env.agent.logs()}",
     )

@@ -81,6 +81,15 @@ def start_devcluster(workdir: Path, *extra: str, token: str | None = None) -> De
     pytest.fail("devcluster did not start:\n" + "".join(seen))
 
 
+def kubeconfig_for(source: Path, target: Path, server: str) -> Path:
+    """A copy of kubeconfig ``source`` at ``target`` whose clusters all point at ``server``."""
+    config = yaml.safe_load(source.read_text())
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = server
+    target.write_text(yaml.safe_dump(config))
+    return target
+
+
 @dataclass
 class Kubectl:
     """Runs the real kubectl binary against one kubeconfig."""

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.scrape import Samples, scrape, value
 from tests.support.waiting import wait_for
-from tests.workload.conftest import REDIS_URL, workload_environment
+from tests.support.workload_env import REDIS_URL, workload_environment
 
 pytestmark = pytest.mark.integration
 

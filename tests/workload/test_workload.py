@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
-from tests.workload.conftest import HEARTBEAT_THRESHOLD, SYNC_TARGETS, WorkloadEnv
+from tests.support.workload_env import HEARTBEAT_THRESHOLD, SYNC_TARGETS, WorkloadEnv
 
 FINALIZER_PREFIX = "workload.kcp.io/syncer-"
 APIS = "/apis/apis.kcp.io/v1alpha1"
