@@ -87,7 +87,7 @@ def conditions(existing: Iterable[Obj] | None, trouble: Trouble, generation: int
         "Conflicts",
         bool(conflicts),
         "ObjectsInConflict" if conflicts else "NoConflicts",
-        _count(conflicts, trouble.capped, "not synced: their copy's place on the target is taken")
+        _count(conflicts, trouble.capped, "not synced, refused by the ownership rules (their Events say why)")
         if conflicts
         else "no object is refused by the ownership rules",
         generation,

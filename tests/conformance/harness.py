@@ -78,6 +78,9 @@ class ModeHarness(ABC):
     """What the mode documents for the copies of objects its config stops selecting (``narrow``)."""
     delete_deletes_copies: ClassVar[bool]
     """What the mode documents for the copies of objects whose config is deleted (``delete_config``)."""
+    adopts_foreign: ClassVar[bool] = False
+    """Whether the mode adopts a namespaced target object without sync labels (publish mode, as
+    api-syncagent does); every other mode refuses it."""
 
     def __init__(self) -> None:
         self.case = ""

@@ -4,6 +4,7 @@ reported without naming the other object, and the other copy is never flipped ba
 from __future__ import annotations
 
 from syncflow.sync.desired import remote_annotations, remote_labels
+from syncflow.sync.ownership import COLLISION
 from tests.conformance.checks import events, failure_text, fingerprint
 from tests.conformance.harness import DEADLINE, ModeHarness
 from tests.support.waiting import wait_for
@@ -47,8 +48,8 @@ def test_two_sources_on_one_target_name_collide(mode: ModeHarness) -> None:
     )
     assert not changed(), "the other source's copy was changed"
     failure = h.parked(ns, "contested")
-    assert failure is not None and "NameCollision" in failure_text(failure), (
-        f"parked, not as a NameCollision: {failure and failure_text(failure)}"
+    assert failure is not None and failure.cause == COLLISION, (
+        f"parked, not as a name collision: {failure and failure_text(failure)}"
     )
     wait_for(collisions, timeout=DEADLINE, what="a NameCollision Event on the source")
 
@@ -68,7 +69,7 @@ def test_two_sources_on_one_target_name_collide(mode: ModeHarness) -> None:
     still = wait_for(
         lambda: h.parked(ns, "contested"), timeout=DEADLINE, what="the key to be parked again after the edits"
     )
-    assert "NameCollision" in failure_text(still), failure_text(still)
+    assert still.cause == COLLISION, failure_text(still)
     event = events(h, ns, "contested", "NameCollision")[-1]
     assert event["type"] == "Warning", event
     leaked = [v for v in (OTHER_CLUSTER, OTHER_PATH, OTHER_NAME) if v in event["message"]]

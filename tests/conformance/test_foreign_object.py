@@ -1,9 +1,12 @@
 """Case 1: a target object syncflow did not create, at exactly the place a copy would land, is never
-touched, and the conflict is reported where the source's owner sees it."""
+touched, and the conflict is reported where the source's owner sees it — except in the one mode that
+documents adoption (publish, as api-syncagent), which merges the source into it and keeps what only
+the target set."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tests.conformance.checks import events, failure_text, fingerprint, wait_ran
 from tests.conformance.harness import DEADLINE, ModeHarness, condition
@@ -25,6 +28,9 @@ def test_foreign_object_untouched_and_reported(mode: ModeHarness) -> None:
     h.create_source(ns, "sibling", {"from": "source"})
     h.wait_copy(ns, "sibling")
     wait_ran(h, ns, "claimed")
+    if h.adopts_foreign:
+        _adopted(h, foreign)
+        return
 
     assert fingerprint(h, h.target(*where)) == before, "the foreign object was changed"
     failure = h.parked(ns, "claimed")
@@ -54,3 +60,21 @@ def test_foreign_object_untouched_and_reported(mode: ModeHarness) -> None:
     h.delete_source(ns, "claimed")
     wait_for(lambda: h.source(ns, "claimed") is None, timeout=DEADLINE, what="the source to go")
     assert fingerprint(h, h.target(*where)) == before, "the foreign object was changed or deleted"
+
+
+def _adopted(h: ModeHarness, foreign: dict[str, Any]) -> None:
+    """The foreign object became the copy: the source's content merged in, the target's own content,
+    labels and annotations kept, nothing parked or reported as a conflict."""
+    ns = h.namespace
+    copy = wait_for(
+        lambda: (c := h.copy_of(ns, "claimed")) and h.content(c).get("from") == "source" and c,
+        timeout=DEADLINE,
+        what="the source merged into the adopted object",
+    )
+    assert copy["metadata"]["uid"] == foreign["metadata"]["uid"], "adopted, not replaced"
+    assert h.content(copy) == {**FOREIGN_DATA, "from": "source"}, h.content(copy)
+    meta = copy["metadata"]
+    assert FOREIGN_LABELS.items() <= (meta.get("labels") or {}).items(), meta
+    assert FOREIGN_ANNOTATIONS.items() <= (meta.get("annotations") or {}).items(), meta
+    assert h.parked(ns, "claimed") is None
+    assert (condition(h.config_conditions(), "Conflicts") or {}).get("status") != "True"

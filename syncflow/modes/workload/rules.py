@@ -84,7 +84,7 @@ def build_rule(
         placement=NamespaceMapping(locator=workspace.locator()),
         transforms=tuple(transforms),
         status="none" if is_crd else "return",
-        adopt="never" if is_crd else "merge",
+        adopt="never" if is_crd else "refuse",
         finalizer=target.finalizer(workspace.cluster, workspace.sync_target),
         previous_finalizers=workspace.previous_finalizers(),
         release="delete",

@@ -38,6 +38,8 @@ class PublishHarness(ModeHarness):
 
     mode = "publish"
     content_field = "spec"
+    adopts_foreign = True
+    """docs/sync.md: api-syncagent's adoption of a namespaced local object of the copy's name."""
     narrow_deletes_copies = False
     """docs/sync.md, Filters: an object that stops matching is released, its copy kept (orphan policy
     keep, the default)."""

@@ -54,10 +54,10 @@ class WorkloadHarness(ModeHarness):
         "workload mode maps every source namespace to kcp-<hash> (kcp's namespace locator): "
         "no source places a copy in kube-system"
     )
-    narrow_deletes_copies = False
-    """No workload rule of its own (docs/workload.md): a type the SyncTarget stops supporting is a rule
-    gone, released as docs/sync.md (Turning sync off) says: finalizers removed, copies stay."""
-    delete_deletes_copies = False
+    narrow_deletes_copies = True
+    """A type the SyncTarget stops supporting is a rule gone: its copies are deleted from the physical
+    cluster, as kcp's syncer does with what is no longer scheduled to it (docs/ownership.md)."""
+    delete_deletes_copies = True
     """The same for a deleted SyncTarget: every rule of it is gone."""
 
     def __init__(self, stack: WorkloadStack, control: Workspace) -> None:
@@ -93,7 +93,7 @@ class WorkloadHarness(ModeHarness):
 
     @property
     def finalizer(self) -> str:
-        return target.finalizer(self.control.path, self._env().name)
+        return target.finalizer(self.control.cluster, self._env().name)
 
     def logs(self) -> str:
         agents = [self.stack.agents[0], *([self.env] if self.env else [])]
