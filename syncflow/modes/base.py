@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kubernetes.client import ApiClient
 from redis import Redis
@@ -17,7 +17,7 @@ from syncflow.kube.bookmarks import RedisBookmarks
 from syncflow.kube.clients import kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import agent_prefix
+from syncflow.queue.layout import PERIODIC_QUEUE, agent_prefix
 from syncflow.queue.leases import rules_with_leases
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, SYNC
@@ -77,6 +77,18 @@ def context_of(cls: type[C], settings: Settings, redis: Redis, budget: RequestBu
         context = cls(settings, redis, budget)
         _contexts[(cls, id(settings))] = context
     return context
+
+
+def tick(name: str, period: float) -> dict[str, dict[str, Any]]:
+    """A mode's beat entry ``<name>`` that runs the periodic task ``syncflow.<name>`` every ``period``
+    seconds (a run not started within its period is dropped: the next one comes)."""
+    return {
+        name: {
+            "task": f"syncflow.{name}",
+            "schedule": period,
+            "options": {"queue": PERIODIC_QUEUE, "expires": period},
+        }
+    }
 
 
 def sync_manager(

@@ -48,14 +48,13 @@ class Trouble:
 def troubles(service: QueueService, rules: Collection[str]) -> dict[str, Trouble]:
     """The parked objects of each of ``rules`` (a rule with none is absent)."""
     found: dict[str, Trouble] = {}
-    scanned = 0
+    scanned, capped = 0, False
     for queue in service.queues.values():
         names: list[str] = []
         for name in queue.parked_names():
             scanned += 1
             if scanned > SCAN_LIMIT:
-                for trouble in found.values():
-                    trouble.capped = True
+                capped = True
                 break
             key = _parsed(name)
             if key is not None and key.rule in rules and key.verb in _OBJECT_VERBS:
@@ -66,6 +65,10 @@ def troubles(service: QueueService, rules: Collection[str]) -> dict[str, Trouble
                 trouble = found.setdefault(key.rule, Trouble())
                 target = trouble.conflicts if failure.cause in CONFLICT_CAUSES else trouble.parked
                 target.add((key.cluster, key.namespace, key.name))
+        if capped:
+            break
+    for trouble in found.values():
+        trouble.capped = capped
     return found
 
 
@@ -81,27 +84,30 @@ def total(found: dict[str, Trouble], rules: Iterable[str]) -> Trouble:
 def conditions(existing: Iterable[Obj] | None, trouble: Trouble, generation: int | None = None) -> list[Obj]:
     """``existing`` with ``Conflicts`` (objects whose copy's place holds an object syncflow may not
     touch) and ``Parked`` (objects parked for any other reason) set from ``trouble``."""
-    conflicts, parked = trouble.conflicts, trouble.parked
-    updated = set_condition(
-        existing,
-        "Conflicts",
-        bool(conflicts),
-        "ObjectsInConflict" if conflicts else "NoConflicts",
-        _count(conflicts, trouble.capped, "not synced, refused by the ownership rules (their Events say why)")
-        if conflicts
-        else "no object is refused by the ownership rules",
-        generation,
-    )
-    return set_condition(
-        updated,
-        "Parked",
-        bool(parked),
-        "ObjectsParked" if parked else "NothingParked",
-        _count(parked, trouble.capped, "parked (syncflow failures list shows why; replay once fixed)")
-        if parked
-        else "no object is parked",
-        generation,
-    )
+    updated = list(existing or ())
+    for type, objects, reason, what, fine in (
+        (
+            "Conflicts",
+            trouble.conflicts,
+            "ObjectsInConflict",
+            "not synced, refused by the ownership rules (their Events say why)",
+            ("NoConflicts", "no object is refused by the ownership rules"),
+        ),
+        (
+            "Parked",
+            trouble.parked,
+            "ObjectsParked",
+            "parked (syncflow failures list shows why; replay once fixed)",
+            ("NothingParked", "no object is parked"),
+        ),
+    ):
+        if objects:
+            updated = set_condition(
+                updated, type, True, reason, _count(objects, trouble.capped, what), generation
+            )
+        else:
+            updated = set_condition(updated, type, False, *fine, generation)
+    return updated
 
 
 def _count(objects: set[tuple[str, str, str]], capped: bool, what: str) -> str:

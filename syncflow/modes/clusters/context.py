@@ -14,7 +14,7 @@ from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager
+from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
 from syncflow.modes.clusters import clients
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.controller import ClusterController
@@ -23,7 +23,6 @@ from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.modes.clusters.splitter import Splitter
 from syncflow.modes.clusters.watcher import ClustersWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.endpoints import ClientCache
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
@@ -132,13 +131,7 @@ def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     """Beat: probe every Cluster each probe period (the central syncflow only)."""
     if settings.only_cluster is not None:
         return {}
-    return {
-        "clusters-tick": {
-            "task": "syncflow.clusters-tick",
-            "schedule": settings.probe_period,
-            "options": {"queue": PERIODIC_QUEUE, "expires": settings.probe_period},
-        }
-    }
+    return tick("clusters-tick", settings.probe_period)
 
 
 def watch_process(settings: Settings) -> WatchProcess:

@@ -15,13 +15,12 @@ from syncflow.keys import ObjectKey
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager
+from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
 from syncflow.modes.edge.clients import EdgeEndpoints
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRules, Mailbox
 from syncflow.modes.edge.status import EdgeConfigs
 from syncflow.modes.edge.watcher import EdgeWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -82,13 +81,7 @@ def edge_context(settings: Settings, redis: Redis, budget: RequestBudget | None 
 
 def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     """Beat: the EdgeSyncConfigs' status every status period."""
-    return {
-        "edge-tick": {
-            "task": "syncflow.edge-tick",
-            "schedule": settings.status_period,
-            "options": {"queue": PERIODIC_QUEUE, "expires": settings.status_period},
-        }
-    }
+    return tick("edge-tick", settings.status_period)
 
 
 def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:

@@ -11,14 +11,13 @@ from syncflow import tasks
 from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, for_cluster, kcp_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.modes.base import ModeContext, context_of, sync_manager
+from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
 from syncflow.modes.publish.clients import PublishEndpoints
 from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
 from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules, RuleSettings, release_rule
 from syncflow.modes.publish.watcher import PublishWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -27,14 +26,7 @@ from syncflow.sync.worker import RuleWorker
 def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     """Beat: the PublishedResources' Conflicts and Parked conditions, once per status period (15 s at
     most)."""
-    period = min(15.0, settings.status_period)
-    return {
-        "publish-tick": {
-            "task": "syncflow.publish-tick",
-            "schedule": period,
-            "options": {"queue": PERIODIC_QUEUE, "expires": period},
-        }
-    }
+    return tick("publish-tick", min(15.0, settings.status_period))
 
 
 def slice_ref(settings: Settings) -> str:

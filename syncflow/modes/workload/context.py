@@ -15,14 +15,13 @@ from syncflow.keys import ObjectKey
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager
+from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
 from syncflow.modes.workload import target
 from syncflow.modes.workload.clients import WorkloadEndpoints
 from syncflow.modes.workload.rules import WorkloadRules, Workspace
 from syncflow.modes.workload.status import StatusWriter
 from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
-from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.sync import trouble
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
@@ -124,13 +123,7 @@ def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) 
 
 def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     """Beat: the SyncTarget's heartbeat, type discovery and namespace cleanup every heartbeat period."""
-    return {
-        "workload-tick": {
-            "task": "syncflow.workload-tick",
-            "schedule": settings.heartbeat_period,
-            "options": {"queue": PERIODIC_QUEUE, "expires": settings.heartbeat_period},
-        }
-    }
+    return tick("workload-tick", settings.heartbeat_period)
 
 
 def watch_process(settings: Settings) -> WatchProcess:
