@@ -18,6 +18,7 @@ from typing import Any
 from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ResourceSelector
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.edge.merge import Merged, TypeKey, merge, type_of
+from syncflow.queue.errors import TransientError
 from syncflow.selectors import LabelSelector
 from syncflow.sync.discovery import find_resource
 from syncflow.sync.registry import RuleEntry
@@ -44,8 +45,9 @@ class Mailbox:
         return f"edge.kcp.io/syncer-{self.syncer}"
 
 
-class ConfigOnHold(Exception):  # noqa: N818 - a state the watcher waits out, not a failure
-    """An EdgeSyncConfig is invalid and its last valid spec is not known: the rules stay as they are."""
+class ConfigOnHold(TransientError):  # noqa: N818 - a state to wait out, not a failure
+    """An EdgeSyncConfig is invalid and its last valid spec is not known: the rules stay as they are
+    (the watcher's pass and any task that needs the rules retry until the spec is fixed)."""
 
 
 def _term(selector: ResourceSelector) -> SelectorTerm:
