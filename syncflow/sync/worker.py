@@ -171,12 +171,15 @@ class RuleWorker:
         objects it no longer selects, objects it newly selects, finalizers of an earlier version."""
         s = self._lookup(key)
         if s is not None:
-            rule = s.rule
+            resync_mod.resync([s.rule], self.endpoints, enqueue, self._work_finder(held), "sweep")
 
-            def find_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-                return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), held)
+    def _work_finder(self, held: resync_mod.Held) -> resync_mod.Finder:
+        """What a resync or sweep of a rule enqueues (``keys_needing_work`` with the rule's index)."""
 
-            resync_mod.resync([rule], self.endpoints, enqueue, find_work, "sweep")
+        def find_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
+            return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), held)
+
+        return find_work
 
     def resync(
         self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue, held: resync_mod.Held
@@ -190,13 +193,14 @@ class RuleWorker:
             if rule.watch_source and resync_mod.due(redis, agent, rule.name, period, claim)
         ]
 
-        def find_work(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-            return resync_mod.keys_needing_work(rule, endpoints, self._index(rule), held)
-
         def finished(rule: SyncRule) -> None:
             resync_mod.schedule_next(redis, agent, rule.name, period)
 
-        return resync_mod.resync(rules, self.endpoints, enqueue, find_work, finished=finished) if rules else 0
+        return (
+            resync_mod.resync(rules, self.endpoints, enqueue, self._work_finder(held), finished=finished)
+            if rules
+            else 0
+        )
 
     def status_poll(self, redis: Redis, agent: str, period: float, claim: float, enqueue: Enqueue) -> int:
         """Enqueue status keys of copies whose status the source does not show yet (the fallback when
