@@ -74,20 +74,20 @@ def _require_extra(extra: str, command: str) -> None:
 )
 @click.option(
     "--sync-target-heartbeat-threshold",
-    default=60.0,
+    default="60s",
     show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="kcp: seconds without a SyncTarget heartbeat before HeartbeatReady and Ready turn False.",
+    type=cliopts.Duration(open_minimum=True),
+    help="kcp: time without a SyncTarget heartbeat before HeartbeatReady and Ready turn False.",
 )
 @click.option(
     "--external-url", default=None, help="URL to advertise in kcp objects (default: the bound one)."
 )
 @click.option(
     "--bookmark-interval",
-    default=60.0,
+    default="60s",
     show_default=True,
-    type=click.FloatRange(min=0.05),
-    help="Seconds between watch BOOKMARK events.",
+    type=cliopts.Duration(0.05),
+    help="Time between watch BOOKMARK events.",
 )
 @click.option(
     "--watch-history",
@@ -103,16 +103,16 @@ def _require_extra(extra: str, command: str) -> None:
     "--request-timeout",
     default="60s",
     show_default=True,
-    metavar="DURATION",
-    help="How long a non-watch request may take before it is answered 504 (Go duration or seconds).",
+    type=cliopts.Duration(open_minimum=True),
+    help="How long a non-watch request may take before it is answered 504.",
 )
 @click.option(
     "--latency",
     default="0",
     show_default=True,
-    metavar="DURATION",
+    type=cliopts.Duration(),
     help="Delay added before every API request is served, to play a remote API server "
-    "(Go duration or seconds, e.g. 20ms; health checks are not delayed).",
+    "(e.g. 20ms; health checks are not delayed).",
 )
 @click.option(
     "--simulate/--no-simulate",
@@ -129,10 +129,10 @@ def _require_extra(extra: str, command: str) -> None:
 )
 @click.option(
     "--load-balancer-delay",
-    default=0.5,
+    default="500ms",
     show_default=True,
-    type=click.FloatRange(min=0),
-    help="Simulation: seconds before a LoadBalancer Service gets its address.",
+    type=cliopts.Duration(),
+    help="Simulation: time before a LoadBalancer Service gets its address.",
 )
 def devcluster(
     host: str,
@@ -145,8 +145,8 @@ def devcluster(
     external_url: str | None,
     bookmark_interval: float,
     watch_history: int,
-    request_timeout: str,
-    latency: str,
+    request_timeout: float,
+    latency: float,
     simulate: bool,
     load_balancer_ips: str | None,
     load_balancer_delay: float,
@@ -155,7 +155,6 @@ def devcluster(
     from pathlib import Path
 
     _require_extra("devcluster", "syncflow devcluster")
-    from syncflow.devcluster.deadlines import duration_seconds
     from syncflow.devcluster.runner import RunOptions, parse_tokens, run
     from syncflow.devcluster.simulate.config import SimulationConfig, parse_ip_range
 
@@ -163,18 +162,6 @@ def devcluster(
         identities = parse_tokens(tokens)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--token") from None
-    try:
-        timeout = duration_seconds(request_timeout)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--request-timeout") from None
-    if timeout <= 0:
-        raise click.BadParameter("must be positive", param_hint="--request-timeout")
-    try:
-        delay = duration_seconds(latency)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--latency") from None
-    if delay < 0:
-        raise click.BadParameter("must not be negative", param_hint="--latency")
     simulation = SimulationConfig(load_balancer_delay=load_balancer_delay)
     if load_balancer_ips is not None:
         try:
@@ -194,8 +181,8 @@ def devcluster(
             external_url=external_url,
             bookmark_interval=bookmark_interval,
             watch_history=watch_history,
-            request_timeout=timeout,
-            latency=delay,
+            request_timeout=request_timeout,
+            latency=latency,
             simulation=simulation if simulate else None,
         )
     )
@@ -264,10 +251,10 @@ def _reports_unreachable_redis(command: Callable[..., None]) -> Callable[..., No
 @click.option("--watch", is_flag=True, help="Refresh until interrupted.")
 @click.option(
     "--interval",
-    default=2.0,
+    default="2s",
     show_default=True,
-    type=click.FloatRange(min=0.1),
-    help="Seconds between refreshes with --watch.",
+    type=cliopts.Duration(0.1),
+    help="Time between refreshes with --watch.",
 )
 @_reports_unreachable_redis
 def queue_command(as_json: bool, watch: bool, interval: float, config_file: str | None, **flags: Any) -> None:
@@ -426,10 +413,10 @@ def beat(schedule: str | None, loglevel: str | None, config_file: str | None, **
 @click.option("--context", default=None, help="Kubeconfig context (with --apply).")
 @click.option(
     "--timeout",
-    default=60.0,
+    default="60s",
     show_default=True,
-    type=click.FloatRange(min=0),
-    help="Seconds to wait until every CRD is Established (with --apply).",
+    type=cliopts.Duration(),
+    help="How long to wait until every CRD is Established (with --apply).",
 )
 def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: float) -> None:
     """Print the CRDs of syncflow's APIs as YAML, or install them with --apply."""

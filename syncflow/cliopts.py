@@ -12,6 +12,31 @@ from typing import Any
 import click
 
 
+class Duration(click.ParamType):  # type: ignore[type-arg]
+    """A duration flag: seconds (``90``) or a Go duration (``90s``, ``1m30s``, ``250ms``), at least
+    ``minimum`` seconds (above it, when ``open_minimum``)."""
+
+    name = "duration"
+
+    def __init__(self, minimum: float = 0.0, *, open_minimum: bool = False) -> None:
+        self.minimum = minimum
+        self.open_minimum = open_minimum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """Seconds in ``value``; a usage error naming the flag otherwise."""
+        from syncflow.durations import duration_seconds
+
+        try:
+            seconds = float(value) if isinstance(value, int | float) else duration_seconds(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        too_short = seconds <= self.minimum if self.open_minimum else seconds < self.minimum
+        if too_short:
+            bound = "above" if self.open_minimum else "at least"
+            self.fail(f"{value} is too short: want {bound} {self.minimum:g} seconds", param, ctx)
+        return seconds
+
+
 @dataclass(frozen=True)
 class Flag:
     """One setting as a flag: its declarations, help and the default shown."""
@@ -83,14 +108,27 @@ LEASE = (
         "One active watcher per agent (Lease election).",
         "enabled",
     ),
-    Flag("lease_duration", ("--lease-duration",), "Seconds a standby waits before taking the Lease.", "15"),
+    Flag(
+        "lease_duration",
+        ("--lease-duration",),
+        "How long a standby waits before taking the Lease.",
+        "15",
+        {"type": Duration(open_minimum=True)},
+    ),
     Flag(
         "renew_deadline",
         ("--renew-deadline",),
-        "Seconds a leader may fail to renew before it steps down.",
+        "How long a leader may fail to renew before it steps down.",
         "10",
+        {"type": Duration(open_minimum=True)},
     ),
-    Flag("retry_period", ("--retry-period",), "Seconds between Lease attempts.", "2"),
+    Flag(
+        "retry_period",
+        ("--retry-period",),
+        "Time between Lease attempts.",
+        "2",
+        {"type": Duration(open_minimum=True)},
+    ),
 )
 PUBLISH = (
     Flag(
@@ -122,7 +160,11 @@ ALLOW_SYSTEM_NAMESPACE = Flag(
 )
 SYNC = (
     Flag(
-        "resync_period", ("--resync-period",), "Seconds between resyncs of each rule.", "600", {"type": float}
+        "resync_period",
+        ("--resync-period",),
+        "Time between resyncs of each rule.",
+        "600",
+        {"type": Duration(open_minimum=True)},
     ),
     ALLOW_SYSTEM_NAMESPACE,
     Flag(

@@ -28,6 +28,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from syncflow.durations import PositiveSeconds, Seconds
 from syncflow.selectors import LabelSelector
 
 _config_file: ContextVar[Path | None] = ContextVar("syncflow_config_file", default=None)
@@ -61,7 +62,8 @@ class EndpointLimit(BaseModel):
 
 
 class Settings(BaseSettings):
-    """All syncflow settings. Durations are in seconds."""
+    """All syncflow settings. Durations are seconds, given as a number (``90``) or a Go duration
+    (``90s``, ``1m30s``, ``250ms``)."""
 
     model_config = SettingsConfigDict(env_prefix="SYNCFLOW_", extra="forbid", validate_default=True)
 
@@ -100,15 +102,17 @@ class Settings(BaseSettings):
         description="More modules defining keyed tasks, imported by workers besides the mode's own.",
     )
 
-    task_time_limit: PositiveFloat = Field(60.0, description="Hard time limit of one keyed task.")
-    lease_ttl: PositiveFloat = Field(90.0, description="How long a claimed key stays leased without renewal.")
-    visibility_timeout: PositiveFloat = Field(
+    task_time_limit: PositiveSeconds = Field(60.0, description="Hard time limit of one keyed task.")
+    lease_ttl: PositiveSeconds = Field(
+        90.0, description="How long a claimed key stays leased without renewal."
+    )
+    visibility_timeout: PositiveSeconds = Field(
         600.0, description="Redis broker: redeliver an unacked message after this long."
     )
-    backoff_base: PositiveFloat = Field(0.005, description="First retry delay; doubles per failure.")
-    backoff_cap: PositiveFloat = Field(300.0, description="Longest retry delay.")
+    backoff_base: PositiveSeconds = Field(0.005, description="First retry delay; doubles per failure.")
+    backoff_cap: PositiveSeconds = Field(300.0, description="Longest retry delay.")
     max_attempts: PositiveInt = Field(15, description="Unclassified errors park the key after this many.")
-    pump_grace: PositiveFloat = Field(
+    pump_grace: PositiveSeconds = Field(
         60.0,
         description="Republish a pending key when a broker scan begun this long after its message "
         "was sent did not find the message.",
@@ -116,7 +120,7 @@ class Settings(BaseSettings):
     pump_batch: PositiveInt = Field(
         1000, description="Keys moved per pump script call; broker messages read per scan chunk."
     )
-    pump_budget: PositiveFloat = Field(
+    pump_budget: PositiveSeconds = Field(
         0.5, description="Seconds one pump run may work; what is left waits for the next run."
     )
 
@@ -170,13 +174,13 @@ class Settings(BaseSettings):
     enable_leader_election: bool = Field(
         True, description="Run one active watcher per agent (Lease election)."
     )
-    lease_duration: PositiveFloat = Field(
+    lease_duration: PositiveSeconds = Field(
         15.0, description="Leader Lease duration; standbys take over after it."
     )
-    renew_deadline: PositiveFloat = Field(
+    renew_deadline: PositiveSeconds = Field(
         10.0, description="A leader that cannot renew for this long steps down."
     )
-    retry_period: PositiveFloat = Field(2.0, description="How often candidates try to acquire or renew.")
+    retry_period: PositiveSeconds = Field(2.0, description="How often candidates try to acquire or renew.")
     health_address: str = Field("", description="host:port serving /healthz and /readyz (empty: off).")
     metrics_address: str = Field(
         "", description="host:port serving /metrics in Prometheus' text format (empty: off)."
@@ -189,13 +193,13 @@ class Settings(BaseSettings):
         description="System namespaces copies may be written into (none by default: syncflow never writes "
         "into or deletes from kube-system, kube-public and kube-node-lease).",
     )
-    resync_period: PositiveFloat = Field(
+    resync_period: PositiveSeconds = Field(
         600.0, description="Seconds between periodic resyncs of each sync rule (with jitter)."
     )
-    status_period: PositiveFloat = Field(
+    status_period: PositiveSeconds = Field(
         300.0, description="Seconds between re-checks of the status each rule returns (with jitter)."
     )
-    upsync_period: PositiveFloat = Field(15.0, description="Seconds between polls of each upsynced type.")
+    upsync_period: PositiveSeconds = Field(15.0, description="Seconds between polls of each upsynced type.")
 
     # Workload mode; flag names follow kcp's syncer.
     sync_target_name: str | None = Field(
@@ -209,17 +213,19 @@ class Settings(BaseSettings):
         description="The kcp workspace (path like root:org:ws, or logical cluster name) of the SyncTarget "
         "(workload mode) or of the Clusters (clusters mode).",
     )
-    heartbeat_period: PositiveFloat = Field(30.0, description="Seconds between heartbeats to the SyncTarget.")
+    heartbeat_period: PositiveSeconds = Field(
+        30.0, description="Seconds between heartbeats to the SyncTarget."
+    )
     workload_resources: list[str] = Field(
         default_factory=lambda: ["v1/configmaps", "v1/secrets"],
         description="Types synced besides the SyncTarget's supportedAPIExports and the workspace's CRDs.",
     )
-    namespace_clean_delay: float = Field(
-        30.0, ge=0, description="Seconds an empty downstream namespace gone upstream is kept before deletion."
+    namespace_clean_delay: Seconds = Field(
+        30.0, description="Seconds an empty downstream namespace gone upstream is kept before deletion."
     )
 
     # Clusters mode.
-    probe_period: PositiveFloat = Field(10.0, description="Seconds between probes of every Cluster.")
+    probe_period: PositiveSeconds = Field(10.0, description="Seconds between probes of every Cluster.")
     cluster_resources: list[str] = Field(
         default_factory=lambda: ["deployments.apps"],
         description="Types synced to Clusters: <plural>.<group>, or <plural> for the core group.",

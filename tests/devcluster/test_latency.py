@@ -71,5 +71,5 @@ def test_a_malformed_latency_is_a_cli_error(tmp_path: Path, value: str) -> None:
         check=False,
     )
     assert result.returncode == 2
-    assert "Invalid value for --latency" in result.stderr
+    assert "Invalid value for '--latency'" in result.stderr
     assert not (tmp_path / "k").exists()

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli
+from syncflow import agentcli, cliopts
 
 
 def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str] | None:
@@ -25,9 +25,7 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
     help="Types to sync: <plural>.<group> or <plural> (core); repeatable, or comma-separated "
     "[deployments.apps].",
 )
-@click.option(
-    "--probe-period", type=click.FloatRange(min=0.5), default=None, help="Seconds between probes [10]."
-)
+@click.option("--probe-period", type=cliopts.Duration(0.5), default=None, help="Time between probes [10s].")
 @click.option(
     "--cluster-cleanup",
     type=click.Choice(["keep", "delete"]),
@@ -39,7 +37,7 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
     default=None,
     help="Sync this Cluster only, reached with --cluster-kubeconfig (a pull-mode or hand-run syncer).",
 )
-@click.option("--resync-period", type=click.FloatRange(min=1), default=None, help="Seconds between resyncs.")
+@click.option("--resync-period", type=cliopts.Duration(1), default=None, help="Time between resyncs.")
 @click.option(
     "--allow-link-local-servers",
     is_flag=True,

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli
+from syncflow import agentcli, cliopts
 
 
 @click.group("edge", invoke_without_command=True)
@@ -15,11 +15,11 @@ from syncflow import agentcli
     "--workspace", "workspace_cluster", default=None, help="The mailbox workspace, e.g. root:edge:mb-1."
 )
 @click.option(
-    "--poll-period", "resync_period", type=click.FloatRange(min=1), default=None, help="Downsync poll [60]."
+    "--poll-period", "resync_period", type=cliopts.Duration(1), default=None, help="Downsync poll [60s]."
 )
-@click.option("--status-period", type=click.FloatRange(min=1), default=None, help="Reported-state poll [15].")
+@click.option("--status-period", type=cliopts.Duration(1), default=None, help="Reported-state poll [15s].")
 @click.option(
-    "--upsync-period", type=click.FloatRange(min=1), default=None, help="Seconds between upsync polls [15]."
+    "--upsync-period", type=cliopts.Duration(1), default=None, help="Time between upsync polls [15s]."
 )
 @agentcli.agent_options
 @click.pass_context

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli
+from syncflow import agentcli, cliopts
 
 
 def _listed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -30,11 +30,9 @@ def _labels(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
 @click.option(
     "--workspace-cluster", default=None, help="The SyncTarget's workspace, e.g. root:org:ws (required)."
 )
+@click.option("--resync-period", type=cliopts.Duration(1), default=None, help="Time between resyncs [30s].")
 @click.option(
-    "--resync-period", type=click.FloatRange(min=1), default=None, help="Seconds between resyncs [30]."
-)
-@click.option(
-    "--heartbeat-period", type=click.FloatRange(min=1), default=None, help="Seconds between heartbeats [30]."
+    "--heartbeat-period", type=cliopts.Duration(1), default=None, help="Time between heartbeats [30s]."
 )
 @agentcli.agent_options
 @click.pass_context
