@@ -5,6 +5,7 @@ values sets: the objects, their wiring, the RBAC verbs, and the published Kubern
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 import syncflow
 from syncflow.api import crdgen
 from syncflow.cli import main
-from syncflow.config import Settings
+from syncflow.config import Settings, load_settings
 from tests.chart.rendering import (
     CHART,
     FULLNAME,
@@ -67,7 +68,7 @@ VALUES_SETS: dict[str, dict[str, Any]] = {
         "agentName": "billing",
         "kubeconfig": "service-kubeconfig",
         "publishedResourceSelector": "team=billing",
-        "settings": {"task_time_limit": 50, "endpoint_qps": 100},
+        "settings": {"task_time_limit": "50s", "endpoint_qps": 100},
         "extraEnv": [{"name": "SYNCFLOW_BACKOFF_CAP", "value": "120"}],
         "rbac": {"syncedResources": [{"apiGroups": ["example.com"], "resources": ["databases"]}]},
         "metrics": {
@@ -299,7 +300,9 @@ def test_hpa_owns_the_worker_replicas(rendered: dict[str, list[dict[str, Any]]])
     assert ("PodDisruptionBudget", f"{FULLNAME}-worker") in kinds
 
 
-def test_metrics_service_monitor_settings_and_kubeconfig(rendered: dict[str, list[dict[str, Any]]]) -> None:
+def test_metrics_service_monitor_settings_and_kubeconfig(
+    rendered: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
     objects = rendered["full"]
     kinds = by_kind(objects)
     monitor = kinds[("ServiceMonitor", FULLNAME)]
@@ -317,10 +320,11 @@ def test_metrics_service_monitor_settings_and_kubeconfig(rendered: dict[str, lis
         assert variables["SYNCFLOW_METRICS_ADDRESS"] == "0.0.0.0:9090"
         assert variables["SYNCFLOW_CONFIG"] == "/etc/syncflow/config/config.yaml"
         assert variables["SYNCFLOW_AGENT_NAME"] == "billing"
-    assert yaml.safe_load(kinds[("ConfigMap", f"{FULLNAME}-config")]["data"]["config.yaml"]) == {
-        "task_time_limit": 50,
-        "endpoint_qps": 100,
-    }
+    config = kinds[("ConfigMap", f"{FULLNAME}-config")]["data"]["config.yaml"]
+    assert yaml.safe_load(config) == {"task_time_limit": "50s", "endpoint_qps": 100}
+    written = tmp_path / "config.yaml"
+    written.write_text(config)
+    assert load_settings(written).task_time_limit == 50.0  # a Go duration, as in kcp's own charts
     assert env(objects, "watch")["SYNCFLOW_KUBECONFIG"] == "/etc/syncflow/cluster/kubeconfig"
     assert env(objects, "watch")["SYNCFLOW_PUBLISHED_RESOURCE_SELECTOR"] == "team=billing"
     dashboard = json.loads(kinds[("ConfigMap", f"{FULLNAME}-dashboard")]["data"]["syncflow.json"])
