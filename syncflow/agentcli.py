@@ -43,7 +43,12 @@ _OPTIONS = (
     ),
     click.option("--redis-url", default=None, help="Redis to use (default: start a private one)."),
     click.option("--agent-name", default=None, help="Agent name; prefixes all Redis keys [syncflow]."),
-    click.option("--log-format", type=click.Choice(["text", "json"]), default=None),
+    click.option(
+        "--log-format",
+        type=click.Choice(cliopts.LOG_FORMATS, case_sensitive=False),
+        default=None,
+        help="Log format: text (api-syncagent's console) or json.",
+    ),
     click.option(
         "--health-address", default=None, help="host:port for /healthz and /readyz (watch and worker roles)."
     ),
@@ -71,7 +76,9 @@ def load(
     from syncflow.config import ConfigError, load_settings
 
     try:
-        given = {name: value for name, value in flags.items() if value != ()}  # a repeatable flag not given
+        given = {
+            name: value for name, value in flags.items() if value not in ((), [])
+        }  # repeatable, not given
         settings = load_settings(config_file, mode=mode, log_level=VERBOSITY[verbosity], **given)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None

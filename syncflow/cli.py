@@ -195,7 +195,7 @@ def _settings(config_file: str | None, log_debug: bool = False, **flags: Any) ->
     """Settings from flags (unset ones are None or, for repeatable flags, empty), environment and file."""
     from syncflow.config import ConfigError, load_settings
 
-    given = {name: value for name, value in flags.items() if value not in (None, ())}
+    given = {name: value for name, value in flags.items() if value not in (None, (), [])}
     if log_debug:
         given["log_level"] = "DEBUG"
     try:

@@ -37,6 +37,24 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
         return seconds
 
 
+def comma_lists(choices: tuple[str, ...]) -> Callable[[click.Context, click.Parameter, Any], list[str]]:
+    """A repeatable flag's callback that also takes comma lists (``--flag=a,b``, api-syncagent's form)
+    and checks each item against ``choices``."""
+
+    def flatten(ctx: click.Context, param: click.Parameter, value: Any) -> list[str]:
+        items = [item.strip() for text in value or () for item in str(text).split(",") if item.strip()]
+        unknown = [item for item in items if item not in choices]
+        if unknown:
+            raise click.BadParameter(f"{', '.join(unknown)}: want {', '.join(choices)}", ctx, param)
+        return items
+
+    return flatten
+
+
+LOG_FORMATS = ("text", "json", "console", "Console", "JSON")
+"""syncflow's log formats, and api-syncagent's names for them (``console`` is ``text``)."""
+
+
 @dataclass(frozen=True)
 class Flag:
     """One setting as a flag: its declarations, help and the default shown."""
@@ -78,7 +96,13 @@ AGENT = (
     Flag(
         "agent_name", ("--agent-name",), "Agent name; prefixes all Redis keys, names the Lease.", "syncflow"
     ),
-    Flag("log_format", ("--log-format",), "Log format.", "text", {"type": click.Choice(["text", "json"])}),
+    Flag(
+        "log_format",
+        ("--log-format",),
+        "Log format: text (api-syncagent's console) or json.",
+        "text",
+        {"type": click.Choice(LOG_FORMATS, case_sensitive=False)},
+    ),
 )
 CONNECT = (
     Flag("kubeconfig", ("--kubeconfig",), "Kubeconfig of the cluster syncflow runs next to.", "in-cluster"),
@@ -95,7 +119,12 @@ CONNECT = (
     ),
     Flag("kcp_host_override", ("--kcp-host-override",), "kcp URL instead of --kcp-kubeconfig's."),
     Flag("kcp_ca_file_override", ("--kcp-ca-file-override",), "CA file instead of --kcp-kubeconfig's."),
-    Flag("namespace", ("--namespace",), "Namespace of the leader Lease and the state Secrets.", "default"),
+    Flag(
+        "namespace",
+        ("--namespace",),
+        "Namespace of the leader Lease and the state Secrets.",
+        "the pod's own, else default",
+    ),
 )
 SERVE = (
     Flag("metrics_address", ("--metrics-address",), "host:port serving /metrics for Prometheus.", "off"),
@@ -104,9 +133,10 @@ SERVE = (
 LEASE = (
     Flag(
         "enable_leader_election",
-        ("--enable-leader-election/--disable-leader-election",),
-        "One active watcher per agent (Lease election).",
+        ("--enable-leader-election",),
+        "One active watcher per agent (Lease election); =false turns it off.",
         "enabled",
+        {"is_flag": False, "flag_value": "true", "type": click.BOOL, "metavar": "[=BOOL]"},
     ),
     Flag(
         "lease_duration",
@@ -145,18 +175,18 @@ PUBLISH = (
     Flag(
         "disabled_controllers",
         ("--disabled-controllers",),
-        "Controller not to run (repeatable): apiexport, apiresourceschema, sync.",
+        "Controllers not to run (repeatable or a comma list): apiexport, apiresourceschema, sync.",
         "none",
-        {"multiple": True, "type": click.Choice(["apiexport", "apiresourceschema", "sync"])},
+        {"multiple": True, "callback": comma_lists(("apiexport", "apiresourceschema", "sync"))},
     ),
 )
 SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
 ALLOW_SYSTEM_NAMESPACE = Flag(
     "allow_system_namespaces",
     ("--allow-system-namespace",),
-    "System namespace copies may be written into (repeatable); never by default.",
+    "System namespace copies may be written into (repeatable or a comma list); never by default.",
     "none",
-    {"multiple": True, "type": click.Choice(SYSTEM_NAMESPACES)},
+    {"multiple": True, "callback": comma_lists(SYSTEM_NAMESPACES)},
 )
 SYNC = (
     Flag(

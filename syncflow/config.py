@@ -10,10 +10,11 @@ import os
 import re
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     Field,
     PositiveFloat,
     PositiveInt,
@@ -61,6 +62,26 @@ class EndpointLimit(BaseModel):
     burst: PositiveInt
 
 
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def own_namespace() -> str:
+    """The namespace syncflow's pod runs in (its service account's), or ``default`` outside a cluster —
+    so the Lease and state need no ``--namespace`` where api-syncagent requires one."""
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or "default"
+    except OSError:
+        return "default"
+
+
+def _log_format(value: Any) -> Any:
+    """api-syncagent's log format names (``Console``, ``JSON``) as syncflow's (``text``, ``json``)."""
+    if isinstance(value, str):
+        lowered = value.lower()
+        return "text" if lowered == "console" else lowered
+    return value
+
+
 class Settings(BaseSettings):
     """All syncflow settings. Durations are seconds, given as a number (``90``) or a Go duration
     (``90s``, ``1m30s``, ``250ms``)."""
@@ -83,7 +104,7 @@ class Settings(BaseSettings):
     agent_name: str = Field(
         "syncflow", pattern=DNS1035_LABEL, description="Names this agent; prefixes all its Redis keys."
     )
-    log_format: Literal["text", "json"] = "text"
+    log_format: Annotated[Literal["text", "json"], BeforeValidator(_log_format)] = "text"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="Least severe level logged."
     )
@@ -159,9 +180,10 @@ class Settings(BaseSettings):
         "apiresourceschema, sync.",
     )
     namespace: str = Field(
-        "default",
+        default_factory=own_namespace,
         pattern=DNS1123_LABEL,
-        description="Service-cluster namespace of the leader Lease and state.",
+        description="Namespace of the leader Lease and the state Secrets (default: the pod's own, in a "
+        "cluster; else default).",
     )
     apiexportendpointslice_ref: str | None = Field(
         None,
