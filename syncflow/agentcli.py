@@ -14,7 +14,6 @@ from syncflow import cliopts
 if TYPE_CHECKING:
     from syncflow.config import Settings
 
-VERBOSITY = {1: "WARNING", 2: "INFO", 3: "DEBUG", 4: "DEBUG"}
 ROLES = ("all", "watch", "worker", "beat")
 
 _OPTIONS = (
@@ -27,10 +26,16 @@ _OPTIONS = (
     ),
     click.option("--kcp-kubeconfig", default=None, help="Kubeconfig of kcp (required)."),
     click.option(
-        "--cluster-kubeconfig", "kubeconfig", default=None, help="Kubeconfig of the physical cluster."
+        "--cluster-kubeconfig",
+        "--kubeconfig",
+        "kubeconfig",
+        default=None,
+        help="Kubeconfig of the cluster the agent syncs to (the physical, edge or service cluster).",
     ),
     click.option(
-        "--namespace", default=None, help="Physical-cluster namespace of the Lease and state Secrets."
+        "--namespace",
+        default=None,
+        help="Namespace of the Lease and state Secrets [the pod's own, else default].",
     ),
     click.option(
         "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes."
@@ -38,6 +43,7 @@ _OPTIONS = (
     click.option(
         "--v", "verbosity", type=click.IntRange(1, 4), default=2, show_default=True, help="Log verbosity 1-4."
     ),
+    click.option("--log-debug", is_flag=True, help="Log at debug level (--v=3)."),
     click.option(
         "--role", type=click.Choice(ROLES), default="all", show_default=True, help="Run one role only."
     ),
@@ -62,6 +68,12 @@ _OPTIONS = (
 )
 
 
+def workspace_option(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The workspace an agent serves: ``--workspace`` (edge's name) or ``--workspace-cluster`` (kcp's
+    syncer's), the same setting in every mode."""
+    return click.option("--workspace", "--workspace-cluster", "workspace_cluster", default=None, help=help)
+
+
 def agent_options(command: Callable[..., None]) -> Callable[..., None]:
     """The flags every single-command agent takes."""
     for option in reversed(_OPTIONS):
@@ -75,11 +87,13 @@ def load(
     """The agent's settings: flags, then environment and file, then the mode's own ``defaults``."""
     from syncflow.config import ConfigError, load_settings
 
+    if flags.pop("log_debug", False):
+        verbosity = max(verbosity, 3)
     try:
         given = {
             name: value for name, value in flags.items() if value not in ((), [])
         }  # repeatable, not given
-        settings = load_settings(config_file, mode=mode, log_level=VERBOSITY[verbosity], **given)
+        settings = load_settings(config_file, mode=mode, log_level=cliopts.VERBOSITY[verbosity], **given)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     unset = {name: value for name, value in defaults.items() if name not in settings.model_fields_set}

@@ -17,6 +17,7 @@ from syncflow import __version__, cliopts
 from syncflow.demo import MODES as DEMO_MODES
 from syncflow.modes.clusters.cli import clusters as clusters_command
 from syncflow.modes.edge.cli import edge as edge_command
+from syncflow.modes.publish.cli import publish as publish_command
 from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue.layout import CELERY_QUEUES
 
@@ -191,11 +192,15 @@ def devcluster(
 # --- work queue, failures, worker and beat (logic lives in syncflow.queue) ---
 
 
-def _settings(config_file: str | None, log_debug: bool = False, **flags: Any) -> Settings:
+def _settings(
+    config_file: str | None, log_debug: bool = False, verbosity: int | None = None, **flags: Any
+) -> Settings:
     """Settings from flags (unset ones are None or, for repeatable flags, empty), environment and file."""
     from syncflow.config import ConfigError, load_settings
 
     given = {name: value for name, value in flags.items() if value not in (None, (), [])}
+    if verbosity is not None:
+        given["log_level"] = cliopts.VERBOSITY[verbosity]
     if log_debug:
         given["log_level"] = "DEBUG"
     try:
@@ -457,6 +462,7 @@ def watch(config_file: str | None, **flags: Any) -> None:
         raise click.ClickException(str(exc)) from None
 
 
+main.add_command(publish_command)
 main.add_command(workload_command)
 main.add_command(edge_command)
 main.add_command(clusters_command)

@@ -51,8 +51,8 @@ def comma_lists(choices: tuple[str, ...]) -> Callable[[click.Context, click.Para
     return flatten
 
 
-LOG_FORMATS = ("text", "json", "console", "Console", "JSON")
-"""syncflow's log formats, and api-syncagent's names for them (``console`` is ``text``)."""
+LOG_FORMATS = ("text", "json", "console")
+"""syncflow's log formats, and api-syncagent's (``console`` is ``text``; any case, as ``JSON``)."""
 
 
 @dataclass(frozen=True)
@@ -221,8 +221,15 @@ def flags(
     return decorate
 
 
+VERBOSITY = {1: "WARNING", 2: "INFO", 3: "DEBUG", 4: "DEBUG"}
+"""Log levels of ``--v`` (kcp's syncer's verbosity)."""
+
+
 def log_debug(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--log-debug`` (api-syncagent's): log at DEBUG level."""
+    """``--log-debug`` (api-syncagent's) and ``--v`` (kcp's syncers'): the log level."""
+    command = click.option(
+        "--v", "verbosity", type=click.IntRange(1, 4), default=None, help="Log verbosity 1-4 [2]."
+    )(command)
     return click.option(
         "--log-debug", is_flag=True, help="Log at debug level [env: SYNCFLOW_LOG_LEVEL=DEBUG]."
     )(command)

@@ -196,10 +196,11 @@ def publish_environment(
     kcp_through_proxy: bool = False,
     settings: dict[str, str] | None = None,
     metrics: bool = False,
+    all_in_one: bool = False,
 ) -> Iterator[PublishEnv]:
     """Everything of a publish-mode deployment; with ``kcp_through_proxy`` syncflow reaches kcp
     (and its virtual workspace) only through a TCP proxy the test can block; with ``metrics`` every
-    process serves /metrics."""
+    process serves /metrics; with ``all_in_one`` one ``syncflow publish`` runs every role."""
     (work / "service").mkdir()
     (work / "kcp").mkdir()
     proxy: TcpProxy | None = None
@@ -221,7 +222,12 @@ def publish_environment(
         cleanup.callback(forget_agent, redis, agent_name)
         agent = Agent({}, work)
         cleanup.callback(agent.stop_all)
-        yield _prepare(service_dc, kcp_dc, agent, agent_name, redis, proxy, settings or {}, metrics)
+        env = _prepare(service_dc, kcp_dc, agent, agent_name, redis, proxy, settings or {})
+        if all_in_one:
+            agent.start("publish", "publish", "--workers", "2", "--data-dir", str(work / "all-in-one"))
+        else:
+            _start_roles(env, metrics)
+        yield env
 
 
 def _prepare(
@@ -232,7 +238,6 @@ def _prepare(
     redis: Redis,
     proxy: TcpProxy | None,
     settings: dict[str, str],
-    metrics: bool,
 ) -> PublishEnv:
     kcp_root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
     kcp_base = kcp_dc.url
@@ -300,7 +305,14 @@ def _prepare(
         **settings,
     }
     agent.env = env
+    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis, proxy, {})
+
+
+def _start_roles(env: PublishEnv, metrics: bool) -> None:
+    """The watcher, a worker and beat as separate processes (with ``metrics``, each serving /metrics)."""
+    agent, agent_name = env.agent, env.agent_name
     ports = {name: free_port() for name in ("worker", "beat", "watch-a")} if metrics else {}
+    env.metrics_ports.update(ports)
 
     def flags(name: str) -> list[str]:
         return ["--metrics-address", f"127.0.0.1:{ports[name]}"] if metrics else []
@@ -318,7 +330,6 @@ def _prepare(
     )
     agent.start("beat", "beat", "-s", str(agent.log_dir / "beat-schedule"), *flags("beat"))
     agent.watcher("watch-a", *flags("watch-a"))
-    return PublishEnv(service, org, kcp_root, kcp_base, agent, agent_name, redis, proxy, ports)
 
 
 def readyz(port: int) -> tuple[int, dict[str, Any]]:

@@ -16,7 +16,7 @@ def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...
 
 
 @click.group("clusters", invoke_without_command=True)
-@click.option("--workspace-cluster", default=None, help="The workspace of the Clusters, e.g. root:org:ws.")
+@agentcli.workspace_option("The workspace of the Clusters, e.g. root:org:ws.")
 @click.option(
     "--resources",
     "cluster_resources",

@@ -11,9 +11,7 @@ from syncflow import agentcli, cliopts
 
 
 @click.group("edge", invoke_without_command=True)
-@click.option(
-    "--workspace", "workspace_cluster", default=None, help="The mailbox workspace, e.g. root:edge:mb-1."
-)
+@agentcli.workspace_option("The mailbox workspace, e.g. root:edge:mb-1.")
 @click.option(
     "--poll-period", "resync_period", type=cliopts.Duration(1), default=None, help="Downsync poll [60s]."
 )

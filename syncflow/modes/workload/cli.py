@@ -27,9 +27,7 @@ def _labels(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
 @click.group("workload", invoke_without_command=True)
 @click.option("--sync-target-name", default=None, help="The SyncTarget to serve (required).")
 @click.option("--sync-target-uid", default=None, help="Its UID: the syncer refuses to start when it differs.")
-@click.option(
-    "--workspace-cluster", default=None, help="The SyncTarget's workspace, e.g. root:org:ws (required)."
-)
+@agentcli.workspace_option("The SyncTarget's workspace, e.g. root:org:ws (required).")
 @click.option("--resync-period", type=cliopts.Duration(1), default=None, help="Time between resyncs [30s].")
 @click.option(
     "--heartbeat-period", type=cliopts.Duration(1), default=None, help="Time between heartbeats [30s]."
