@@ -3,6 +3,7 @@ loading their settings, and running all roles or one (imports stay lazy for a fa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,7 +135,9 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
 _BOOTSTRAP_OPTIONS = (
     click.option(
         "-o",
+        "--output-file",
         "--output",
+        "output",
         required=True,
         type=click.Path(dir_okay=False, allow_dash=True),
         help="Manifest file to write for the cluster (- for stdout); it holds a token: kept 0600.",
@@ -142,8 +145,9 @@ _BOOTSTRAP_OPTIONS = (
     click.option(
         "--kcp-kubeconfig",
         envvar="SYNCFLOW_KCP_KUBECONFIG",
-        required=True,
-        help="Your kubeconfig of kcp (never a default one) [SYNCFLOW_KCP_KUBECONFIG].",
+        default=None,
+        help="Your kubeconfig of kcp [SYNCFLOW_KCP_KUBECONFIG, else $KUBECONFIG or ~/.kube/config, its "
+        "current context, as kcp's kubectl plugins].",
     ),
     click.option(
         "--kcp-namespace",
@@ -151,7 +155,9 @@ _BOOTSTRAP_OPTIONS = (
         show_default=True,
         help="Namespace of the syncer's ServiceAccount in the workspace.",
     ),
-    click.option("--image", default=None, help="The syncflow image [syncflow:<version>]."),
+    click.option(
+        "--syncer-image", "--image", "image", default=None, help="The syncflow image [syncflow:<version>]."
+    ),
     click.option(
         "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes."
     ),
@@ -165,6 +171,12 @@ def bootstrap_options(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
+def your_kubeconfig() -> str:
+    """The kubeconfig kubectl would use: the first file of ``$KUBECONFIG``, else ``~/.kube/config``."""
+    listed = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    return listed[0] if listed else os.path.expanduser("~/.kube/config")
+
+
 def write_bootstrap(
     kcp_kubeconfig: str | None, output: str, build: Callable[[Any], list[dict[str, Any]]]
 ) -> None:
@@ -174,8 +186,11 @@ def write_bootstrap(
     from syncflow.bootstrap.errors import BootstrapError
     from syncflow.kube.clients import KubeconfigError, load_client
 
+    path = kcp_kubeconfig or your_kubeconfig()
+    if kcp_kubeconfig is None:
+        click.echo(f"Using kcp from {path} (its current context).", err=True)
     try:
-        objects = build(load_client(kcp_kubeconfig, flag="--kcp-kubeconfig"))
+        objects = build(load_client(path, flag="--kcp-kubeconfig"))
     except (BootstrapError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
     manifest.write(objects, output)

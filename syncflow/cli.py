@@ -423,16 +423,25 @@ def beat(schedule: str | None, loglevel: str | None, config_file: str | None, **
     type=cliopts.Duration(),
     help="How long to wait until every CRD is Established (with --apply).",
 )
-def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: float) -> None:
-    """Print the CRDs of syncflow's APIs as YAML, or install them with --apply."""
+@click.option(
+    "--mode",
+    envvar="SYNCFLOW_MODE",
+    default="publish",
+    show_default=True,
+    type=click.Choice(["publish", "workload", "edge", "clusters", "all"]),
+    help="Whose CRDs: publish's PublishedResource (for the service cluster), workload's SyncTarget, "
+    "edge's EdgeSyncConfig (for a mailbox workspace), clusters' Cluster, or all.",
+)
+def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: float, mode: str) -> None:
+    """Print the CRDs a mode is configured with as YAML, or install them with --apply."""
     from syncflow.api import crdgen, install
 
     if not apply_:
-        click.echo(crdgen.to_yaml(crdgen.all_crds()), nl=False)
+        click.echo(crdgen.to_yaml(crdgen.crds_for(mode)), nl=False)
         return
     try:
         install.apply_crds(
-            crdgen.all_crds(), kubeconfig=kubeconfig, context=context, timeout=timeout, echo=click.echo
+            crdgen.crds_for(mode), kubeconfig=kubeconfig, context=context, timeout=timeout, echo=click.echo
         )
     except install.InstallError as exc:
         raise click.ClickException(str(exc)) from None

@@ -130,9 +130,25 @@ def crd(api: APIType) -> dict[str, Any]:
     }
 
 
+MODE_TYPES: dict[str, tuple[APIType, ...]] = {
+    "publish": (publishedresource.API_TYPE,),
+    "workload": (synctarget.API_TYPE,),
+    "edge": (edgesyncconfig.API_TYPE,),
+    "clusters": (cluster.API_TYPE,),
+}
+"""The API types each mode's configuration lives in, installed where that mode is configured: the
+service cluster (publish), a workspace without kcp's TMC APIs (workload), the mailbox workspace
+(edge), the Clusters' workspace (clusters)."""
+
+
 def all_crds() -> list[dict[str, Any]]:
     """The CRD of every API type in ``API_TYPES``."""
     return [crd(api) for api in API_TYPES]
+
+
+def crds_for(mode: str) -> list[dict[str, Any]]:
+    """The CRDs ``mode`` is configured with (``all``: every one)."""
+    return all_crds() if mode == "all" else [crd(api) for api in MODE_TYPES[mode]]
 
 
 def to_yaml(documents: Iterable[Mapping[str, Any]]) -> str:

@@ -127,7 +127,11 @@ def _start(
     service_dc = launch.start_devcluster(stack, "service", kcp=False)
     progress.done(f"service-cluster devcluster serving at {service_dc.url}")
     install.apply_crds(
-        crdgen.all_crds(), kubeconfig=str(service_dc.kubeconfig), context=None, timeout=timeout, echo=_log
+        crdgen.crds_for("publish"),
+        kubeconfig=str(service_dc.kubeconfig),
+        context=None,
+        timeout=timeout,
+        echo=_log,
     )
     service = JsonApi(load_client(str(service_dc.kubeconfig)))
     service.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})

@@ -124,10 +124,13 @@ class BootstrapEnv:
             parent = current
         return self.workspace(path)
 
-    def syncflow(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run ``syncflow <args>`` as an operator with the kcp admin kubeconfig."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCFLOW_")}
-        env["SYNCFLOW_KCP_KUBECONFIG"] = str(self.kcp_dc.kubeconfig)
+    def syncflow(
+        self, *args: str, check: bool = True, as_kubectl: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``syncflow <args>`` as an operator with the kcp admin kubeconfig (``as_kubectl``: given
+        as kubectl takes it, ``$KUBECONFIG``, not syncflow's variable)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCFLOW_") and k != "KUBECONFIG"}
+        env["KUBECONFIG" if as_kubectl else "SYNCFLOW_KCP_KUBECONFIG"] = str(self.kcp_dc.kubeconfig)
         result = subprocess.run(
             [str(VENV_BIN / "syncflow"), *args],
             capture_output=True,

@@ -265,3 +265,19 @@ def test_edge_bootstrap_registers_a_syncer_that_runs_from_its_manifest(bootstrap
     again = env.work / "again.yaml"
     env.syncflow("edge", "bootstrap", name, "--workspace", "root:edge:mb1", "-o", str(again))
     assert by_kind(list(yaml.safe_load_all(again.read_text())))[("ServiceAccount", syncer)]
+
+
+def test_bootstraps_take_kcps_plugin_flags_and_your_kubeconfig(bootstrap_env: BootstrapEnv) -> None:
+    """As 'kubectl kcp workload edge-sync NAME --syncer-image IMAGE -o FILE' runs: kcp from $KUBECONFIG's
+    current context, kcp's names for the image and output flags."""
+    env = bootstrap_env
+    env.create_workspace("root:edge:plugin")
+    name = unique("pc")
+    output = env.work / f"{name}.yaml"
+    image = "registry.example/syncflow:plugin"
+    args = ("edge", "bootstrap", name, "--workspace", "root:edge:plugin", "--syncer-image", image)
+    result = env.syncflow(*args, "--output-file", str(output), as_kubectl=True)
+    assert f"Using kcp from {env.kcp_dc.kubeconfig}" in result.stderr
+    deployments = [o for o in yaml.safe_load_all(output.read_text()) if o and o["kind"] == "Deployment"]
+    images = {c["image"] for d in deployments for c in d["spec"]["template"]["spec"]["containers"]}
+    assert image in images and not {i for i in images if "syncflow" in i} - {image}

@@ -52,9 +52,36 @@ def _example(name: str) -> dict[str, Any]:
 
 
 def test_crds_prints_every_crd_offline(tmp_path: Path) -> None:
-    result = _syncflow("crds", env={"KUBECONFIG": str(tmp_path / "missing")})
+    result = _syncflow("crds", "--mode", "all", env={"KUBECONFIG": str(tmp_path / "missing")})
     assert result.returncode == 0, result.stderr
     assert list(yaml.safe_load_all(result.stdout)) == all_crds()
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind"),
+    [
+        ("publish", "PublishedResource"),
+        ("workload", "SyncTarget"),
+        ("edge", "EdgeSyncConfig"),
+        ("clusters", "Cluster"),
+    ],
+)
+def test_each_mode_gets_only_its_own_crds(mode: str, kind: str) -> None:
+    result = _syncflow("crds", "--mode", mode)
+    assert [d["spec"]["names"]["kind"] for d in yaml.safe_load_all(result.stdout)] == [kind]
+
+
+def test_apply_installs_only_what_the_service_cluster_needs(
+    installed: subprocess.CompletedProcess[str], kubectl: Kubectl
+) -> None:
+    """A service cluster is configured with PublishedResources: the other modes' CRDs stay out of it."""
+    names = {crd["metadata"]["name"] for crd in kubectl.json("get", "crds")["items"]}
+    assert CRD in names
+    assert not names & {
+        "synctargets.workload.kcp.io",
+        "edgesyncconfigs.edge.kcp.io",
+        "clusters.workload.kcp.dev",
+    }
 
 
 def test_apply_installs_and_waits_until_established(

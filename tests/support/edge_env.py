@@ -110,6 +110,8 @@ def edge_environment(work: Path) -> Iterator[EdgeEnv]:
                 str(Path(sys.executable).parent / "syncflow"),
                 "crds",
                 "--apply",
+                "--mode",
+                "edge",
                 "--kubeconfig",
                 str(mailbox_kubeconfig),
             ],

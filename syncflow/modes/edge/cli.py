@@ -61,7 +61,7 @@ def bootstrap(
     workspace: str | None,
     namespace: str | None,
     output: str,
-    kcp_kubeconfig: str,
+    kcp_kubeconfig: str | None,
     kcp_namespace: str,
     image: str | None,
     workers: int,

@@ -90,7 +90,7 @@ def sync(
     namespace: str | None,
     all_in_one: bool,
     output: str,
-    kcp_kubeconfig: str,
+    kcp_kubeconfig: str | None,
     kcp_namespace: str,
     image: str | None,
     workers: int,
