@@ -102,14 +102,18 @@ def load(
 
 
 def run(settings: Settings, role: str, workers: int, data_dir: str | None, check: Callable[[], None]) -> None:
-    """Fail fast with ``check`` (one clear line), then run every role under a supervisor, or one role."""
+    """Fail fast with ``check`` and a probe of the clusters it talks to (one clear line on stderr, never
+    a supervisor restarting children that cannot work), then run every role under a supervisor, or one
+    role."""
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
     from syncflow.paths import state_dir
+    from syncflow.preflight import PreflightError, check_endpoints
 
     try:
+        check_endpoints(settings)
         check()
-    except (ConfigError, KubeconfigError) as exc:
+    except (ConfigError, KubeconfigError, PreflightError) as exc:
         raise click.ClickException(str(exc)) from None
     directory = Path(data_dir) if data_dir else state_dir() / settings.agent_name
     if role == "all":

@@ -112,6 +112,36 @@ def test_an_unreachable_api_server_is_one_line_per_endpoint(
     )
 
 
+@pytest.mark.parametrize("mode", ["workload", "edge", "publish"])
+def test_an_agent_whose_cluster_cannot_be_reached_says_so_in_one_line(
+    mode: str, cluster: DevclusterProcess, tmp_path: Path
+) -> None:
+    """Not a supervisor restarting children that cannot work, with the reason in a log file."""
+    port = closed_port()
+    dead = kubeconfig_at(tmp_path, cluster.kubeconfig, f"http://127.0.0.1:{port}")
+    required = {
+        "workload": ["--sync-target-name", "east", "--workspace", "root:org:ws"],
+        "edge": ["--workspace", "root:edge:mb"],
+        "publish": ["--apiexportendpointslice-ref", "x"],
+    }[mode]
+    code, output = run(
+        mode,
+        *required,
+        "--redis-url",
+        REDIS_URL,
+        "--kcp-kubeconfig",
+        str(cluster.kubeconfig),
+        "--kubeconfig",
+        str(dead),
+        "--data-dir",
+        str(tmp_path / "data"),
+    )
+    assert code == 1
+    assert one_line(output) == (
+        f"Error: cannot reach the cluster at http://127.0.0.1:{port} (--kubeconfig): Connection refused"
+    )
+
+
 def test_an_unreachable_redis_is_one_line(cluster: DevclusterProcess) -> None:
     port = closed_port()
     code, output = run("beat", "--redis-url", f"redis://:secret@127.0.0.1:{port}/0")

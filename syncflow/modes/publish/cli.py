@@ -27,13 +27,8 @@ def publish(
 
     def check() -> None:
         from syncflow.config import ConfigError
-        from syncflow.preflight import PreflightError, check_endpoints
 
         if not settings.apiexportendpointslice_ref:
             raise ConfigError("--apiexportendpointslice-ref is required in publish mode")
-        try:
-            check_endpoints(settings)
-        except PreflightError as exc:
-            raise ConfigError(str(exc)) from None
 
     agentcli.run(settings, role, workers, data_dir, check)
