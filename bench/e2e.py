@@ -73,11 +73,13 @@ from bench.copies import STATE_NAMESPACE, CopyWrites
 from bench.roundtrips import RoundTrips
 from bench.support import (
     BIN,
+    REPO,
     AgentQueue,
     apply_crds,
     cpu_summary,
     done_verbs,
     load_average,
+    logical_cluster,
     middle_rate,
     open_watch,
     percentile,
@@ -91,7 +93,6 @@ from syncflow.demo.stack import Stack as DemoStack
 from syncflow.keys import ObjectKey
 from syncflow.modes.publish.rules import KCP, SERVICE
 
-REPO = Path(__file__).resolve().parents[1]
 JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
@@ -352,10 +353,7 @@ class Bench:
                 f"/clusters/{team}/{APIS}/apibindings",
                 {"metadata": {"name": EXPORT}, "spec": binding},
             )
-            _, lc = await kcp.call(
-                "GET", f"/clusters/{team}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
-            )
-            self.clusters.append(lc["metadata"]["annotations"]["kcp.io/cluster"])
+            self.clusters.append(await logical_cluster(kcp, team))
         config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
         for cluster in config["clusters"]:
             cluster["cluster"]["server"] = f"{kcp.url}/clusters/root:org"
