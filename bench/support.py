@@ -42,7 +42,9 @@ class AgentQueue:
     def __init__(self, agent: str, redis_url: str = REDIS_URL, broker_url: str | None = None) -> None:
         settings = load_settings(agent_name=agent, redis_url=redis_url, broker_url=broker_url)
         self.agent, self.url, self.settings = agent, redis_url, settings
-        self.redis = Redis.from_url(redis_url, client_name=BENCH_CLIENT)
+        self.redis = Redis.from_url(
+            redis_url, client_name=BENCH_CLIENT, socket_timeout=30, socket_connect_timeout=10
+        )
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
 
     def busy(self) -> int:
