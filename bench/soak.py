@@ -58,7 +58,7 @@ from redis import Redis
 
 from bench.e2e import BenchError, Stack
 from bench.soakforeign import ANY_STATUS, LOCAL_FIELD, Foreign, ForeignObjects
-from bench.soakreport import Outcome, Tally, table
+from bench.soakreport import EXAMPLES, Outcome, Tally, table
 from bench.soaktargets import RUN, SYSTEM, TARGETS, SoakTarget, SourceRef
 from bench.soakwatch import DeletionWatch
 from bench.support import in_parallel, load_average, open_watch
@@ -97,11 +97,11 @@ class Options(BaseModel):
 QUICK = {
     "objects": 200,
     "workspaces": 4,
-    "chaos": 75.0,
-    "pause_at": 10.0,
-    "pause": 20.0,
-    "target_pause_at": 40.0,
-    "flush_at": 65.0,
+    "chaos": 100.0,
+    "pause_at": 15.0,
+    "pause": 25.0,
+    "target_pause_at": 55.0,
+    "flush_at": 90.0,
     "converge": 240.0,
 }
 
@@ -455,16 +455,17 @@ class Soak:
             owner = self.target.ref_of(copy)
             if owner is None or owner not in live:
                 tally.orphaned += 1
-                tally.examples.append(f"orphan {copy['metadata']['namespace']}/{copy['metadata']['name']}")
+                tally.example("orphan", f"{copy['metadata']['namespace']}/{copy['metadata']['name']}")
             else:
                 copies.setdefault(owner, []).append(copy)
         tally.sources = len(live)
         for ref, item in live.items():
             self.compare(tally, ref, item, copies.get(ref, []))
         self.read_parked(tally, live)
-        tally.foreign = await self.foreign.verdict(tally.examples)
+        tally.foreign = await self.foreign.verdict(tally.example)
         tally.spurious, tally.deletions = len(self.deletions.spurious), self.deletions.legitimate
-        tally.examples += [self.spurious_example(*s) for s in self.deletions.spurious[:5]]
+        for spurious in self.deletions.spurious[:EXAMPLES]:
+            tally.example("spurious deletion", self.spurious_example(*spurious))
         tally.busy = self.target.queue.busy()
         return tally
 
@@ -476,12 +477,12 @@ class Soak:
         if known is not None and known.blocked:
             tally.blocked_copied += bool(found)
             if found:
-                tally.examples.append(f"blocked {ref} has a copy")
+                tally.example("blocked source with a copy", str(ref))
             return
         if len(found) != 1:
             tally.missing += not found
             tally.duplicated += len(found) > 1
-            tally.examples.append(f"{len(found)} copies of {ref}")
+            tally.example(f"{len(found)} copies", str(ref))
             return
         field = self.target.kind.content
         content = dict(found[0].get(field) or {})
@@ -490,7 +491,7 @@ class Soak:
             tally.equal += 1
         else:
             tally.stale += 1
-            tally.examples.append(f"stale {ref}: {content} != {source.get(field)}")
+            tally.example("stale", f"{ref}: {content} != {source.get(field)}")
         expected = known.note if known is not None else None
         if expected is not None:
             tally.notes_kept += note == expected
@@ -506,14 +507,15 @@ class Soak:
                 found.add(ref)
             else:
                 tally.parked += 1
-                tally.examples.append(f"parked {failure.key}: {failure.error}")
+                tally.example("parked", f"{failure.key}: {failure.error}")
         tally.conflicts_expected, tally.conflicts_found = len(expected), len(found)
-        tally.examples += [f"conflict not parked: {ref}" for ref in sorted(expected - found)[:3]]
+        for ref in sorted(expected - found):
+            tally.example("conflict not parked", str(ref))
 
     def spurious_example(self, at: float, ref: SourceRef | None, place: str) -> str:
         """A spurious deletion, with the soak's last operations on its source."""
         ops = [line for line in self.journal if ref is not None and line.endswith(f" {ref}")][-3:]
-        return f"spurious deletion of {place} (source {ref}) {at:.0f} s into the watch; last ops: {ops}"
+        return f"{place} (source {ref}) {at:.0f} s into the watch; the soak's last operations on it: {ops}"
 
     async def converge(self, watch: asyncio.Task[None]) -> tuple[Tally, float | None]:
         """Check every 2 s until settled or ``converge`` seconds passed (progress on stderr every 30 s);
@@ -576,7 +578,7 @@ def report(soak: Soak, setup_s: float, tally: Tally, settled_s: float | None) ->
         f"  paused: {paused or 'nothing'}",
         verdict,
         f"  {tally.line()}",
-        *(f"  e.g. {example[:300]}" for example in tally.examples[:10]),
+        *(f"  e.g. {example[:300]}" for example in tally.shown()),
     ]
 
 
@@ -614,6 +616,7 @@ async def soak_mode(mode: str, options: Options, logs: str | None) -> Outcome:
         finally:
             processes.stop()
     outcome.wall_s = time.monotonic() - began
+    outcome.load = (load_before[0], os.getloadavg()[0])
     outcome.lines += [
         f"total {outcome.wall_s:.0f} s; {load_average(load_before)}",
         *([f"logs: {work}"] if logs else []),

@@ -9,6 +9,7 @@ checked as copies instead.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +87,7 @@ class ForeignObjects:
         self.items.append(item)
         return item
 
-    async def verdict(self, examples: list[str]) -> Verdict:
+    async def verdict(self, example: Callable[[str, str], None]) -> Verdict:
         """Read every one again: untouched, changed or deleted (adopted ones: adopted or not yet)."""
         verdict = Verdict()
         for item in self.items:
@@ -96,10 +97,13 @@ class ForeignObjects:
                 verdict.adopted += status == 200 and self.target.ref_of(now) == item.claims
             elif status == 404:
                 verdict.deleted += 1
-                examples.append(f"foreign {item.place} deleted")
+                example("foreign object deleted", item.place)
             elif fingerprint(now, self.target.kind.content) != item.before:
                 verdict.changed += 1
-                examples.append(f"foreign {item.place} changed: {fingerprint(now, self.target.kind.content)}")
+                example(
+                    "foreign object changed",
+                    f"{item.place}: now {fingerprint(now, self.target.kind.content)}",
+                )
             else:
                 verdict.untouched += 1
         return verdict

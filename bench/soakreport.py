@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 from bench.soakforeign import Verdict
 
+EXAMPLES = 3
+"""Examples kept of each kind of thing wrong."""
+
 
 @dataclass
 class Tally:
@@ -29,7 +32,18 @@ class Tally:
     foreign: Verdict = field(default_factory=Verdict)
     spurious: int = 0
     deletions: int = 0
-    examples: list[str] = field(default_factory=list)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    """A few examples of each kind of thing wrong."""
+
+    def example(self, kind: str, text: str) -> None:
+        """Keep ``text`` as an example of ``kind`` (the first ``EXAMPLES`` of each kind)."""
+        kept = self.examples.setdefault(kind, [])
+        if len(kept) < EXAMPLES:
+            kept.append(text)
+
+    def shown(self) -> list[str]:
+        """The examples to print, each named by its kind."""
+        return [f"{kind}: {text}" for kind, texts in self.examples.items() for text in texts]
 
     @property
     def settled(self) -> bool:
@@ -70,6 +84,8 @@ class Outcome:
     kills: int = 0
     paused: str = ""
     wall_s: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)
+    """1-minute load average before and after."""
     failure: str = ""
 
     @property
@@ -95,11 +111,13 @@ class Outcome:
             str(t.sources),
             str(t.equal),
             f"{t.conflicts_expected} / {t.conflicts_found}",
-            f"{t.foreign.untouched} / {t.foreign.changed + t.foreign.deleted}",
+            f"{t.foreign.untouched} / {t.foreign.changed + t.foreign.deleted}"
+            + (f" +{t.foreign.adopted} adopted" if t.foreign.adoptable else ""),
             str(t.spurious),
             str(self.kills),
             f"{self.settled_s:.0f}" if self.settled_s is not None else "-",
             f"{self.wall_s:.0f}",
+            f"{self.load[0]:.2f} -> {self.load[1]:.2f}",
             self.paused,
         ]
 
@@ -115,6 +133,7 @@ COLUMNS = (
     ("kills", 6),
     ("converge s", 11),
     ("wall s", 7),
+    ("load (1 min)", 13),
     ("paused", 0),
 )
 
