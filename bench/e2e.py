@@ -83,6 +83,7 @@ from bench.support import (
     middle_rate,
     open_watch,
     percentile,
+    served,
     sync_figures,
     traffic,
     watch_first_seen,
@@ -396,7 +397,7 @@ class Bench:
         for team in self.teams:
             path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
             await stack.wait(
-                lambda path=path: self._served(path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
+                lambda path=path: served(kcp, path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
             )
         # objects created before the rule's watches listed would reach the queue as a relist, not as
         # events: measure the event path, which is what a running agent sees
@@ -425,10 +426,6 @@ class Bench:
         )
         url = str(endpoint_slice["status"]["endpoints"][0]["url"])
         return url.removeprefix(self.kcp.url)
-
-    async def _served(self, path: str) -> bool | None:
-        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
-        return True if status == 200 else None
 
     def start_worker(self, n: int, ready: bool = True) -> None:
         """Start worker ``n`` (``-c <concurrency>``) and, with ``ready``, wait until Celery reports it

@@ -28,6 +28,7 @@ from bench.support import (
     agent_env,
     create_workspaces,
     logical_cluster,
+    served,
     start_watch_and_beat,
     start_worker_role,
 )
@@ -288,7 +289,7 @@ class ClustersTarget(RoleTarget):
         self.target = Api(self.session, stack.devcluster(CLUSTER))
         ws = await create_workspaces(self.kcp, CLUSTERS_WORKSPACE)
         await self.kcp.call("POST", f"{ws}{CRDS}", crd(cluster_api.API_TYPE))
-        await stack.wait(lambda: self._served(f"{ws}{cluster_api.PATH}"), 30, "the Cluster CRD", 0.2)
+        await stack.wait(lambda: served(self.kcp, f"{ws}{cluster_api.PATH}"), 30, "the Cluster CRD", 0.2)
         self.collections = [(CLUSTERS_WORKSPACE, f"soak-{i}") for i in range(collections)]
         for _, namespace in self.collections:
             await self.kcp.call("POST", f"{ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
@@ -300,10 +301,6 @@ class ClustersTarget(RoleTarget):
         kubeconfig = (stack.work / CLUSTER / "kc").read_text()
         await self.kcp.call("POST", f"{ws}{cluster_api.PATH}", cluster_object(CLUSTER, kubeconfig))
         await stack.wait(lambda: self._accepted(f"{ws}{cluster_api.PATH}/{CLUSTER}"), 90, "east Ready", 0.5)
-
-    async def _served(self, path: str) -> bool | None:
-        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
-        return True if status == 200 else None
 
     async def _accepted(self, path: str) -> bool | None:
         """True once the Cluster is Ready and takes ConfigMaps."""

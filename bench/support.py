@@ -206,6 +206,12 @@ async def create_workspaces(kcp: Api, path: str) -> str:
     return f"/clusters/{path}"
 
 
+async def served(api: Api, path: str) -> bool | None:
+    """True once ``path`` answers 200 (None while it answers 403 or 404): a check for ``Stack.wait``."""
+    status, _ = await api.call("GET", path, ok=(403, 404))
+    return True if status == 200 else None
+
+
 async def logical_cluster(kcp: Api, path: str) -> str:
     """The logical-cluster name of workspace ``path`` (what sync labels and object keys name)."""
     _, lc = await kcp.call("GET", f"/clusters/{path}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")

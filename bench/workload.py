@@ -47,6 +47,7 @@ from bench.support import (
     load_average,
     open_watch,
     percentile,
+    served,
     start_watch_and_beat,
     start_worker_role,
     sync_figures,
@@ -117,7 +118,9 @@ class WorkloadBench:
         await self.kcp.call(
             "POST", f"{self.ws}/{APIS}/apibindings", {"metadata": {"name": "kubernetes"}, "spec": binding}
         )
-        await stack.wait(lambda: self._served(f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2)
+        await stack.wait(
+            lambda: served(self.kcp, f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2
+        )
         target = {
             "metadata": {"name": TARGET},
             "spec": {"supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}]},
@@ -139,10 +142,6 @@ class WorkloadBench:
                 "SYNCFLOW_HEARTBEAT_PERIOD": "5",
             },
         )
-
-    async def _served(self, path: str) -> bool | None:
-        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
-        return True if status == 200 else None
 
     async def _copies(self, run: str, expected: int) -> bool | None:
         _, listed = await self.physical.call(
