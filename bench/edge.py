@@ -67,6 +67,18 @@ def config_map(name: str, value: str = "0") -> dict[str, Any]:
     return {"metadata": {"name": name, "labels": {"bench": "up"}}, "data": {"value": value, "pad": "x" * 64}}
 
 
+def edge_sync_config(name: str, direction: str, selector: dict[str, Any]) -> dict[str, Any]:
+    """EdgeSyncConfig ``name`` syncing the ConfigMaps ``selector`` selects, in ``direction``
+    (``downSyncedResources`` or ``upSyncedResources``)."""
+    resource = {"version": "v1", "kind": "ConfigMap", **selector}
+    return {
+        "apiVersion": "edge.kcp.io/v1alpha1",
+        "kind": "EdgeSyncConfig",
+        "metadata": {"name": name},
+        "spec": {direction: [resource]},
+    }
+
+
 class EdgeBench:
     """One run: setup with ``workers`` worker processes, the initial upsync, polls, lag, baseline."""
 
@@ -154,21 +166,8 @@ class EdgeBench:
     async def initial(self, timeout: float) -> dict[str, float]:
         """Create the EdgeSyncConfig; time until every object is in the mailbox."""
         before = await self._counts()
-        body = {
-            "apiVersion": "edge.kcp.io/v1alpha1",
-            "kind": "EdgeSyncConfig",
-            "metadata": {"name": "bench"},
-            "spec": {
-                "upSyncedResources": [
-                    {
-                        "version": "v1",
-                        "kind": "ConfigMap",
-                        "namespace": NAMESPACE,
-                        "labelSelector": {"matchLabels": {"bench": "up"}},
-                    }
-                ]
-            },
-        }
+        selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
+        body = edge_sync_config("bench", "upSyncedResources", selector)
         started = time.perf_counter()
         await self.kcp.call("POST", f"{self.mb}/{CONFIGS}", body)
         await self.stack.wait(

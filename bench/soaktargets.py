@@ -22,7 +22,7 @@ from bench.clusters import LABEL as CLUSTER_LABEL
 from bench.clusters import WORKSPACE as CLUSTERS_WORKSPACE
 from bench.clusters import cluster_object, clusters_settings
 from bench.e2e import GROUP, KIND, PLURAL, Api, Bench, Stack
-from bench.edge import CONFIGS, MAILBOX, EdgeBench
+from bench.edge import CONFIGS, MAILBOX, EdgeBench, edge_sync_config
 from bench.support import (
     AgentQueue,
     agent_env,
@@ -265,13 +265,9 @@ class EdgeTarget(RoleTarget):
         start_watch_and_beat(self.stack, self.mode)
         self.start_worker(1)
         bench.wait_listed()
-        down = {"version": "v1", "kind": "ConfigMap", "labelSelector": {"matchLabels": self.labels()}}
-        config = {
-            "apiVersion": "edge.kcp.io/v1alpha1",
-            "kind": "EdgeSyncConfig",
-            "metadata": {"name": RUN},
-            "spec": {"downSyncedResources": [down]},
-        }
+        config = edge_sync_config(
+            RUN, "downSyncedResources", {"labelSelector": {"matchLabels": self.labels()}}
+        )
         await self.kcp.call("POST", f"{bench.mb}/{CONFIGS}", config)
 
 
