@@ -1,5 +1,6 @@
-"""Soak run of every mode (issue 9): chaos on a live stack, then every copy must equal its source and
-nothing syncflow does not own may have been touched.
+"""Soak run of every mode (issue 9): chaos on a live stack, then every copy must equal its source.
+
+Nothing syncflow does not own may have been touched meanwhile.
 
 ``--mode publish|workload|clusters|edge`` (default publish; ``all`` runs the four one after another,
 each on a fresh stack, and prints a summary table) starts that mode's stack (``bench.soaktargets``:
