@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from redis import Redis
 
@@ -49,6 +49,24 @@ LABEL = "workloads.kcp.dev/cluster"
 CLUSTERS = ("east", "north", "west")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 T = TypeVar("T")
+
+
+def clusters_settings(kcp_kubeconfig: Path, probe_period: float) -> dict[str, str]:
+    """The ``SYNCFLOW_*`` settings of clusters mode over ``WORKSPACE`` (ConfigMaps and Deployments),
+    besides Redis and the agent name."""
+    return {
+        "SYNCFLOW_MODE": "clusters",
+        "SYNCFLOW_KCP_KUBECONFIG": str(kcp_kubeconfig),
+        "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
+        "SYNCFLOW_CLUSTER_RESOURCES": json.dumps(["deployments.apps", "configmaps"]),
+        "SYNCFLOW_PROBE_PERIOD": str(probe_period),
+        "SYNCFLOW_LOG_LEVEL": "WARNING",
+    }
+
+
+def cluster_object(name: str, kubeconfig: str) -> dict[str, Any]:
+    """The Cluster ``name`` registering the cluster of ``kubeconfig`` (its text)."""
+    return {"kind": "Cluster", "metadata": {"name": name}, "spec": {"kubeconfig": kubeconfig}}
 
 
 def wait(check: Callable[[], T | bool | None], timeout: float, what: str) -> T:
@@ -82,14 +100,9 @@ class Bench:
             wait(lambda: self.kcp.exists(cluster_api.PATH), 30, "the Cluster CRD")
         self.env = launch.child_env(
             {
-                "SYNCFLOW_MODE": "clusters",
                 "SYNCFLOW_REDIS_URL": REDIS_URL,
                 "SYNCFLOW_AGENT_NAME": self.agent,
-                "SYNCFLOW_KCP_KUBECONFIG": str(kcp.kubeconfig),
-                "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
-                "SYNCFLOW_CLUSTER_RESOURCES": json.dumps(["deployments.apps", "configmaps"]),
-                "SYNCFLOW_PROBE_PERIOD": str(probe_period),
-                "SYNCFLOW_LOG_LEVEL": "WARNING",
+                **clusters_settings(kcp.kubeconfig, probe_period),
             }
         )
         command = launch.syncflow_command()
@@ -110,8 +123,7 @@ class Bench:
             self.stack.wait(lambda n=name: " ready." in self.stack.log_text(n), 60, name, [name])  # type: ignore[misc]
 
     def register(self, name: str) -> None:
-        body = {"kubeconfig": self.physical[name].kubeconfig.read_text()}
-        self.kcp.create(cluster_api.PATH, {"kind": "Cluster", "metadata": {"name": name}, "spec": body})
+        self.kcp.create(cluster_api.PATH, cluster_object(name, self.physical[name].kubeconfig.read_text()))
 
     def ready(self, name: str) -> str:
         conditions = (self.kcp.get(f"{cluster_api.PATH}/{name}").get("status") or {}).get("conditions") or []

@@ -73,14 +73,17 @@ from bench.copies import STATE_NAMESPACE, CopyWrites
 from bench.roundtrips import RoundTrips
 from bench.support import (
     BIN,
+    REPO,
     AgentQueue,
     apply_crds,
     cpu_summary,
     done_verbs,
     load_average,
+    logical_cluster,
     middle_rate,
     open_watch,
     percentile,
+    served,
     sync_figures,
     traffic,
     watch_first_seen,
@@ -91,7 +94,6 @@ from syncflow.demo.stack import Stack as DemoStack
 from syncflow.keys import ObjectKey
 from syncflow.modes.publish.rules import KCP, SERVICE
 
-REPO = Path(__file__).resolve().parents[1]
 JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"
 APIS = "apis/apis.kcp.io/v1alpha1"
@@ -352,10 +354,7 @@ class Bench:
                 f"/clusters/{team}/{APIS}/apibindings",
                 {"metadata": {"name": EXPORT}, "spec": binding},
             )
-            _, lc = await kcp.call(
-                "GET", f"/clusters/{team}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
-            )
-            self.clusters.append(lc["metadata"]["annotations"]["kcp.io/cluster"])
+            self.clusters.append(await logical_cluster(kcp, team))
         config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
         for cluster in config["clusters"]:
             cluster["cluster"]["server"] = f"{kcp.url}/clusters/root:org"
@@ -398,7 +397,7 @@ class Bench:
         for team in self.teams:
             path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
             await stack.wait(
-                lambda path=path: self._served(path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
+                lambda path=path: served(kcp, path), 60, f"{PLURAL}.{GROUP} served in {team}", every=0.2
             )
         # objects created before the rule's watches listed would reach the queue as a relist, not as
         # events: measure the event path, which is what a running agent sees
@@ -427,10 +426,6 @@ class Bench:
         )
         url = str(endpoint_slice["status"]["endpoints"][0]["url"])
         return url.removeprefix(self.kcp.url)
-
-    async def _served(self, path: str) -> bool | None:
-        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
-        return True if status == 200 else None
 
     def start_worker(self, n: int, ready: bool = True) -> None:
         """Start worker ``n`` (``-c <concurrency>``) and, with ``ready``, wait until Celery reports it

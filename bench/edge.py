@@ -40,15 +40,18 @@ from typing import Any
 
 import aiohttp
 
-from bench.e2e import REPO, Api, BenchError, Stack
+from bench.e2e import Api, BenchError, Stack
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    agent_env,
     apply_crds,
     create_workspaces,
     in_parallel,
     load_average,
     percentile,
+    start_watch_and_beat,
+    start_worker_role,
     traffic,
     workspace_kubeconfig,
 )
@@ -64,17 +67,51 @@ def config_map(name: str, value: str = "0") -> dict[str, Any]:
     return {"metadata": {"name": name, "labels": {"bench": "up"}}, "data": {"value": value, "pad": "x" * 64}}
 
 
+def edge_sync_config(name: str, direction: str, selector: dict[str, Any]) -> dict[str, Any]:
+    """EdgeSyncConfig ``name`` syncing the ConfigMaps ``selector`` selects, in ``direction``
+    (``downSyncedResources`` or ``upSyncedResources``)."""
+    resource = {"version": "v1", "kind": "ConfigMap", **selector}
+    return {
+        "apiVersion": "edge.kcp.io/v1alpha1",
+        "kind": "EdgeSyncConfig",
+        "metadata": {"name": name},
+        "spec": {direction: [resource]},
+    }
+
+
 class EdgeBench:
     """One run: setup with ``workers`` worker processes, the initial upsync, polls, lag, baseline."""
 
-    def __init__(self, stack: Stack, session: aiohttp.ClientSession, objects: int, period: float) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        session: aiohttp.ClientSession,
+        objects: int,
+        period: float,
+        redis_url: str = REDIS_URL,
+    ) -> None:
         self.stack, self.session, self.objects, self.period = stack, session, objects, period
-        self.queue = AgentQueue(stack.agent)
+        self.redis_url = redis_url
+        self.queue = AgentQueue(stack.agent, redis_url)
         self.kcp = self.pcluster = Api(session, "")
         self.mb = f"/clusters/{MAILBOX}"
 
     async def setup(self, workers: int) -> None:
         """Devclusters, the mailbox with its CRD, the p-cluster's objects, then the syncer's roles."""
+        await self.prepare()
+        await in_parallel(
+            [f"cm-{i}" for i in range(self.objects)],
+            lambda _, name: self.pcluster.call(
+                "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", config_map(name)
+            ),
+        )
+        start_watch_and_beat(self.stack, "edge")
+        start_worker_role(self.stack, "edge", "worker", workers)
+        self.wait_listed()
+
+    async def prepare(self) -> None:
+        """Devclusters, the mailbox with its CRD, the namespaces and the syncer's environment: everything
+        but the p-cluster's objects and the syncer's processes."""
         stack = self.stack
         self.pcluster = Api(self.session, stack.devcluster("pcluster"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
@@ -84,30 +121,24 @@ class EdgeBench:
             for namespace in (NAMESPACE, "base"):
                 await api.call("POST", f"{prefix}/api/v1/namespaces", {"metadata": {"name": namespace}})
         await self.pcluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
-        await in_parallel(
-            [f"cm-{i}" for i in range(self.objects)],
-            lambda _, name: self.pcluster.call(
-                "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", config_map(name)
-            ),
+        stack.env = agent_env(
+            stack,
+            self.redis_url,
+            {
+                "SYNCFLOW_KUBECONFIG": str(stack.work / "pcluster" / "kc"),
+                "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
+                "SYNCFLOW_WORKSPACE_CLUSTER": MAILBOX,
+                "SYNCFLOW_NAMESPACE": "syncflow",
+                "SYNCFLOW_UPSYNC_PERIOD": str(self.period),
+                "SYNCFLOW_RESYNC_PERIOD": "3600",
+                "SYNCFLOW_STATUS_PERIOD": "3600",
+            },
         )
-        stack.env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "SYNCFLOW_REDIS_URL": REDIS_URL,
-            "SYNCFLOW_AGENT_NAME": stack.agent,
-            "SYNCFLOW_KUBECONFIG": str(stack.work / "pcluster" / "kc"),
-            "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
-            "SYNCFLOW_WORKSPACE_CLUSTER": MAILBOX,
-            "SYNCFLOW_NAMESPACE": "syncflow",
-            "SYNCFLOW_UPSYNC_PERIOD": str(self.period),
-            "SYNCFLOW_RESYNC_PERIOD": "3600",
-            "SYNCFLOW_STATUS_PERIOD": "3600",
-        }
-        stack.start("watch", "edge", "--role", "watch")
-        stack.start("beat", "edge", "--role", "beat", "--data-dir", str(stack.work / "beat"))
-        stack.start("worker", "edge", "--role", "worker", "--workers", str(workers))
-        log = stack.work / "watch.log"
-        stack.wait_sync(
+
+    def wait_listed(self) -> None:
+        """Wait until the watcher has listed the mailbox's EdgeSyncConfigs."""
+        log = self.stack.work / "watch.log"
+        self.stack.wait_sync(
             lambda: (
                 True if "watch.listed watch=kcp:edgesyncconfigs" in log.read_text(errors="replace") else None
             ),
@@ -135,21 +166,8 @@ class EdgeBench:
     async def initial(self, timeout: float) -> dict[str, float]:
         """Create the EdgeSyncConfig; time until every object is in the mailbox."""
         before = await self._counts()
-        body = {
-            "apiVersion": "edge.kcp.io/v1alpha1",
-            "kind": "EdgeSyncConfig",
-            "metadata": {"name": "bench"},
-            "spec": {
-                "upSyncedResources": [
-                    {
-                        "version": "v1",
-                        "kind": "ConfigMap",
-                        "namespace": NAMESPACE,
-                        "labelSelector": {"matchLabels": {"bench": "up"}},
-                    }
-                ]
-            },
-        }
+        selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
+        body = edge_sync_config("bench", "upSyncedResources", selector)
         started = time.perf_counter()
         await self.kcp.call("POST", f"{self.mb}/{CONFIGS}", body)
         await self.stack.wait(

@@ -1,6 +1,6 @@
 """What the end-to-end benchmarks share besides ``bench.e2e``'s Stack and Api: the agent's work queue
 (busy, idle, cleanup), the task counts in its worker logs, first appearances on a watch, kcp set-up,
-parallel clients, the load."""
+a mode's processes and their environment, parallel clients, the load."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bench.e2e import Api, Stack
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/0"
 BENCH_CLIENT = "bench"
 """The Redis client name of the benchmark's own connections (not counted as syncflow's round trips)."""
@@ -41,7 +42,9 @@ class AgentQueue:
     def __init__(self, agent: str, redis_url: str = REDIS_URL, broker_url: str | None = None) -> None:
         settings = load_settings(agent_name=agent, redis_url=redis_url, broker_url=broker_url)
         self.agent, self.url, self.settings = agent, redis_url, settings
-        self.redis = Redis.from_url(redis_url, client_name=BENCH_CLIENT)
+        self.redis = Redis.from_url(
+            redis_url, client_name=BENCH_CLIENT, socket_timeout=30, socket_connect_timeout=10
+        )
         self.service = QueueService(self.redis, settings, CeleryPublisher(create_app(settings)))
 
     def busy(self) -> int:
@@ -203,6 +206,41 @@ async def create_workspaces(kcp: Api, path: str) -> str:
     return f"/clusters/{path}"
 
 
+async def served(api: Api, path: str) -> bool | None:
+    """True once ``path`` answers 200 (None while it answers 403 or 404): a check for ``Stack.wait``."""
+    status, _ = await api.call("GET", path, ok=(403, 404))
+    return True if status == 200 else None
+
+
+async def logical_cluster(kcp: Api, path: str) -> str:
+    """The logical-cluster name of workspace ``path`` (what sync labels and object keys name)."""
+    _, lc = await kcp.call("GET", f"/clusters/{path}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")
+    return str(lc["metadata"]["annotations"]["kcp.io/cluster"])
+
+
+def agent_env(stack: Stack, redis_url: str, settings: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a run's syncflow processes: this one's, the repository importable, the run's
+    Redis and agent name, then ``settings`` (``SYNCFLOW_*`` variables)."""
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "SYNCFLOW_REDIS_URL": redis_url,
+        "SYNCFLOW_AGENT_NAME": stack.agent,
+        **settings,
+    }
+
+
+def start_watch_and_beat(stack: Stack, mode: str) -> None:
+    """Start ``syncflow <mode> --role watch`` and ``--role beat`` (its schedule under the run's work)."""
+    stack.start("watch", mode, "--role", "watch")
+    stack.start("beat", mode, "--role", "beat", "--data-dir", str(stack.work / "beat"))
+
+
+def start_worker_role(stack: Stack, mode: str, name: str, workers: int) -> None:
+    """Start ``syncflow <mode> --role worker --workers <workers>`` as process ``name``."""
+    stack.start(name, mode, "--role", "worker", "--workers", str(workers))
+
+
 def workspace_kubeconfig(stack: Stack, kcp: Api, path: str) -> Path:
     """A copy of the kcp devcluster's kubeconfig aimed at workspace ``path``."""
     config = yaml.safe_load((stack.work / "kcp" / "kc").read_text())
@@ -227,7 +265,7 @@ def apply_crds(stack: Stack, kubeconfig: Path) -> None:
 
 
 async def in_parallel(
-    items: Sequence[T], action: Callable[[int, T], Awaitable[None]], clients: int = 8
+    items: Sequence[T], action: Callable[[int, T], Awaitable[object]], clients: int = 8
 ) -> None:
     """Run ``action(index, item)`` over ``items`` with ``clients`` concurrent clients, in order."""
     pending = list(enumerate(items))[::-1]

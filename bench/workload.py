@@ -36,16 +36,20 @@ from typing import Any
 import aiohttp
 import orjson
 
-from bench.e2e import REPO, Api, BenchError, Stack
+from bench.e2e import Api, BenchError, Stack
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    agent_env,
     create_workspaces,
     done_verbs,
     in_parallel,
     load_average,
     open_watch,
     percentile,
+    served,
+    start_watch_and_beat,
+    start_worker_role,
     sync_figures,
     traffic,
     watch_first_seen,
@@ -83,15 +87,29 @@ def deployment(name: str, run: str) -> dict[str, Any]:
 class WorkloadBench:
     """Setup, the syncflow run and the baseline."""
 
-    def __init__(self, stack: Stack, session: aiohttp.ClientSession, namespaces: int) -> None:
-        self.stack, self.session = stack, session
+    def __init__(
+        self, stack: Stack, session: aiohttp.ClientSession, namespaces: int, redis_url: str = REDIS_URL
+    ) -> None:
+        self.stack, self.session, self.redis_url = stack, session, redis_url
         self.namespaces = [f"ns-{i}" for i in range(namespaces)]
-        self.queue = AgentQueue(stack.agent)
+        self.queue = AgentQueue(stack.agent, redis_url)
         self.kcp = self.physical = Api(session, "")
         self.ws = f"/clusters/{WORKSPACE}"
 
     async def setup(self) -> None:
         """Devclusters, the workspace (types, binding), the SyncTarget, then the syncer's roles."""
+        await self.prepare()
+        start_watch_and_beat(self.stack, "workload")
+        start_worker_role(self.stack, "workload", "worker", 2)
+        await self.kcp.call(
+            "POST", f"{self.ws}/apis/apps/v1/namespaces/default/deployments", deployment("warm-up", "warm")
+        )
+        await self.stack.wait(lambda: self._copies("warm", 1), 90, "the warm-up Deployment's copy", 0.2)
+        await self.queue.idle(self.stack)
+
+    async def prepare(self) -> None:
+        """Devclusters, the workspace (types, binding), the SyncTarget, the namespaces and the syncer's
+        environment: everything but its processes."""
         stack = self.stack
         self.physical = Api(self.session, stack.devcluster("physical"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
@@ -100,7 +118,9 @@ class WorkloadBench:
         await self.kcp.call(
             "POST", f"{self.ws}/{APIS}/apibindings", {"metadata": {"name": "kubernetes"}, "spec": binding}
         )
-        await stack.wait(lambda: self._served(f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2)
+        await stack.wait(
+            lambda: served(self.kcp, f"{self.ws}/apis/apps/v1"), 30, "apps/v1 after binding", 0.2
+        )
         target = {
             "metadata": {"name": TARGET},
             "spec": {"supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}]},
@@ -109,31 +129,19 @@ class WorkloadBench:
         for namespace in self.namespaces:
             await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
         await self.physical.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
-        stack.env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "SYNCFLOW_REDIS_URL": REDIS_URL,
-            "SYNCFLOW_AGENT_NAME": stack.agent,
-            "SYNCFLOW_KUBECONFIG": str(stack.work / "physical" / "kc"),
-            "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
-            "SYNCFLOW_SYNC_TARGET_NAME": TARGET,
-            "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
-            "SYNCFLOW_NAMESPACE": "syncflow",
-            "SYNCFLOW_RESYNC_PERIOD": "3600",
-            "SYNCFLOW_HEARTBEAT_PERIOD": "5",
-        }
-        stack.start("watch", "workload", "--role", "watch")
-        stack.start("beat", "workload", "--role", "beat", "--data-dir", str(stack.work / "beat"))
-        stack.start("worker", "workload", "--role", "worker", "--workers", "2")
-        await self.kcp.call(
-            "POST", f"{self.ws}/apis/apps/v1/namespaces/default/deployments", deployment("warm-up", "warm")
+        stack.env = agent_env(
+            stack,
+            self.redis_url,
+            {
+                "SYNCFLOW_KUBECONFIG": str(stack.work / "physical" / "kc"),
+                "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
+                "SYNCFLOW_SYNC_TARGET_NAME": TARGET,
+                "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
+                "SYNCFLOW_NAMESPACE": "syncflow",
+                "SYNCFLOW_RESYNC_PERIOD": "3600",
+                "SYNCFLOW_HEARTBEAT_PERIOD": "5",
+            },
         )
-        await stack.wait(lambda: self._copies("warm", 1), 90, "the warm-up Deployment's copy", 0.2)
-        await self.queue.idle(stack)
-
-    async def _served(self, path: str) -> bool | None:
-        status, _ = await self.kcp.call("GET", path, ok=(403, 404))
-        return True if status == 200 else None
 
     async def _copies(self, run: str, expected: int) -> bool | None:
         _, listed = await self.physical.call(
