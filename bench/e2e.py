@@ -83,6 +83,7 @@ from bench.support import (
     middle_rate,
     open_watch,
     percentile,
+    run_dir,
     served,
     sync_figures,
     traffic,
@@ -783,7 +784,7 @@ async def one_round(
 async def run(args: argparse.Namespace) -> None:
     """``--rounds`` rounds, Redis round trips counted; each round's figures, then the ratios by round."""
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(tempfile.mkdtemp(prefix="e2e-", dir=args.logs) if args.logs else scratch)
+        root = run_dir("e2e-", args.logs, scratch)
         began = time.perf_counter()
         redis_stack = DemoStack(root)
         redis = RoundTrips(provide_redis(redis_stack, None).url, root / "monitor.log")

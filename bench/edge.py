@@ -50,6 +50,7 @@ from bench.support import (
     in_parallel,
     load_average,
     percentile,
+    run_dir,
     start_watch_and_beat,
     start_worker_role,
     traffic,
@@ -272,7 +273,7 @@ class EdgeBench:
 async def one_run(workers: int, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Everything with ``workers`` worker processes, on fresh devclusters."""
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(tempfile.mkdtemp(prefix=f"edge-{workers}-", dir=args.logs) if args.logs else scratch)
+        work = run_dir(f"edge-{workers}-", args.logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
             bench = EdgeBench(stack, session, args.objects, args.period)

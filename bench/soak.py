@@ -62,7 +62,7 @@ from bench.soakforeign import ANY_STATUS, LOCAL_FIELD, Foreign, ForeignObjects
 from bench.soakreport import EXAMPLES, Outcome, Tally, table
 from bench.soaktargets import RUN, SYSTEM, TARGETS, SoakTarget, SourceRef
 from bench.soakwatch import DeletionWatch
-from bench.support import in_parallel, load_average, open_watch
+from bench.support import in_parallel, load_average, open_watch, run_dir
 from syncflow.demo import redis as demo_redis
 from syncflow.demo.stack import Stack as ProcessStack
 from syncflow.sync.ownership import CONFLICT_CAUSES
@@ -589,7 +589,7 @@ async def soak_mode(mode: str, options: Options, logs: str | None) -> Outcome:
     began = time.monotonic()
     outcome = Outcome(mode)
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(tempfile.mkdtemp(prefix=f"soak-{mode}-", dir=logs) if logs else scratch)
+        work = run_dir(f"soak-{mode}-", logs, scratch)
         processes = ProcessStack(work)
         stack = Stack(work, f"soak{uuid.uuid4().hex[:8]}", 1200 + options.window() + options.converge)
         timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -284,3 +285,12 @@ def load_average(before: tuple[float, float, float]) -> str:
         f"load average before: {' '.join(f'{x:.2f}' for x in before)}"
         f"  after: {' '.join(f'{x:.2f}' for x in now)}  ({os.cpu_count()} cores)"
     )
+
+
+def run_dir(prefix: str, logs: str | None, scratch: str) -> Path:
+    """Where one run keeps its processes' logs: a new directory under ``logs`` (created when missing),
+    else ``scratch`` (removed after the run)."""
+    if not logs:
+        return Path(scratch)
+    Path(logs).mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=logs))

@@ -47,6 +47,7 @@ from bench.support import (
     load_average,
     open_watch,
     percentile,
+    run_dir,
     served,
     start_watch_and_beat,
     start_worker_role,
@@ -259,7 +260,7 @@ class WorkloadBench:
 async def run(objects: int, namespaces: int, budget: float, logs: str | None) -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(tempfile.mkdtemp(prefix="workload-", dir=logs) if logs else scratch)
+        work = run_dir("workload-", logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
             bench = WorkloadBench(stack, session, namespaces)
