@@ -361,7 +361,7 @@ class Bench:
             cluster["cluster"]["server"] = f"{kcp.url}/clusters/root:org"
         (stack.work / "kcp-org.kc").write_text(yaml.safe_dump(config))
         service_kc = str(stack.work / "service" / "kc")
-        apply_crds(stack, Path(service_kc))
+        apply_crds(stack, Path(service_kc), "publish")
         await service.call("POST", "/api/v1/namespaces", {"metadata": {"name": STATE_NAMESPACE}})
         await service.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", local_crd())
         await service.call(

@@ -117,7 +117,7 @@ class EdgeBench:
         self.pcluster = Api(self.session, stack.devcluster("pcluster"))
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
         await create_workspaces(self.kcp, MAILBOX)
-        apply_crds(stack, workspace_kubeconfig(stack, self.kcp, MAILBOX))
+        apply_crds(stack, workspace_kubeconfig(stack, self.kcp, MAILBOX), "edge")
         for api, prefix in ((self.kcp, self.mb), (self.pcluster, "")):
             for namespace in (NAMESPACE, "base"):
                 await api.call("POST", f"{prefix}/api/v1/namespaces", {"metadata": {"name": namespace}})

@@ -252,10 +252,10 @@ def workspace_kubeconfig(stack: Stack, kcp: Api, path: str) -> Path:
     return target
 
 
-def apply_crds(stack: Stack, kubeconfig: Path) -> None:
-    """``syncflow crds --apply`` with ``kubeconfig``."""
+def apply_crds(stack: Stack, kubeconfig: Path, mode: str) -> None:
+    """``syncflow crds --apply --mode <mode>`` with ``kubeconfig``: the CRDs that mode is configured with."""
     crds = subprocess.run(
-        [str(BIN / "syncflow"), "crds", "--apply", "--kubeconfig", str(kubeconfig)],
+        [str(BIN / "syncflow"), "crds", "--apply", "--mode", mode, "--kubeconfig", str(kubeconfig)],
         capture_output=True,
         text=True,
         timeout=stack.remaining(60),
