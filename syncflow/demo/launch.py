@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from syncflow.demo.stack import Stack, free_port
+from syncflow.kube import kubeconfigs
 
 START_TIMEOUT = 60.0
 PUBLISH_TASKS = "syncflow.modes.publish.tasks"
@@ -62,7 +63,7 @@ def workspace_kubeconfig(source: Path, target: Path, server: str) -> Path:
     config = yaml.safe_load(source.read_text())
     for cluster in config["clusters"]:
         cluster["cluster"]["server"] = server
-    target.write_text(yaml.safe_dump(config))
+    target.write_text(kubeconfigs.dump(config))
     target.chmod(0o600)
     return target
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
+from syncflow.kube import kubeconfigs
 
 
 def kubeconfig(
@@ -37,5 +37,5 @@ def write_kubeconfig(path: Path, config: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        yaml.safe_dump(config, f, sort_keys=False)
+        f.write(kubeconfigs.dump(config))
     tmp.replace(path)

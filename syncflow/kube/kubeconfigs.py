@@ -74,6 +74,21 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 well under a millisecond (the pure-Python scanner tracks every open bracket of a long line)."""
 
 
+class _QuotedStrings(yaml.SafeDumper):
+    """Writes every string double-quoted (numbers and booleans stay plain)."""
+
+
+_QuotedStrings.add_representer(
+    str, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
+)
+
+
+def dump(config: dict[str, Any]) -> str:
+    """A kubeconfig as YAML with every string double-quoted: kubectl (Go) reads YAML 1.2, in which an
+    unquoted token such as ``12e45678`` is a number, and refuses the file."""
+    return yaml.dump(config, Dumper=_QuotedStrings, sort_keys=False)
+
+
 def fingerprint(text: str) -> str:
     """A digest that changes whenever the kubeconfig does (safe to keep and compare; never to log)."""
     return hashlib.sha256(text.encode()).hexdigest()

@@ -21,6 +21,7 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
+from syncflow.kube import kubeconfigs
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
@@ -171,7 +172,7 @@ class BootstrapEnv:
         for user in config["users"]:
             user["user"] = {"token": token}
         cluster_kubeconfig = self.work / f"{name}-cluster.kubeconfig"
-        cluster_kubeconfig.write_text(yaml.safe_dump(config))
+        cluster_kubeconfig.write_text(kubeconfigs.dump(config))
         return Installed(objects, namespace, name, kcp_kubeconfig, cluster_kubeconfig)
 
     def run(self, installed: Installed, deployment: str) -> SyncflowProcesses:

@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from syncflow.cli import main
-from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
 from tests.support.waiting import wait_for
 
 REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -35,12 +34,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProc
 
 
 def kubeconfig_at(tmp_path: Path, source: Path, server: str) -> Path:
-    config = yaml.safe_load(source.read_text())
-    for entry in config["clusters"]:
-        entry["cluster"]["server"] = server
-    path = tmp_path / f"kc-{abs(hash(server))}"
-    path.write_text(yaml.safe_dump(config))
-    return path
+    return kubeconfig_for(source, tmp_path / f"kc-{abs(hash(server))}", server)
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -21,6 +21,8 @@ PERIODIC = (
     "syncflow.pump",
     "syncflow.workload-tick",
     "syncflow.clusters-tick",
+    "syncflow.edge-tick",
+    "syncflow.publish-tick",
 )
 DEPRECATED_ROUTING_ATTRIBUTES = (
     "queue",

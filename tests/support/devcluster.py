@@ -20,10 +20,13 @@ from typing import Any
 import pytest
 import yaml
 
+from syncflow.demo.launch import workspace_kubeconfig
+
 VENV_BIN = Path(sys.executable).parent
 
 
-def _kubectl_binary() -> str:
+def kubectl_binary() -> str:
+    """The kubectl the test extra ships (or one on PATH)."""
     candidate = VENV_BIN / "kubectl"
     found = str(candidate) if candidate.exists() else shutil.which("kubectl")
     if not found:
@@ -83,11 +86,7 @@ def start_devcluster(workdir: Path, *extra: str, token: str | None = None) -> De
 
 def kubeconfig_for(source: Path, target: Path, server: str) -> Path:
     """A copy of kubeconfig ``source`` at ``target`` whose clusters all point at ``server``."""
-    config = yaml.safe_load(source.read_text())
-    for cluster in config["clusters"]:
-        cluster["cluster"]["server"] = server
-    target.write_text(yaml.safe_dump(config))
-    return target
+    return workspace_kubeconfig(source, target, server)
 
 
 @dataclass
@@ -103,7 +102,7 @@ class Kubectl:
         """Run kubectl; with ``check`` a non-zero exit fails the test with kubectl's stderr."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir)}
         result = subprocess.run(
-            [_kubectl_binary(), *args],
+            [kubectl_binary(), *args],
             check=False,
             input=stdin,
             capture_output=True,
@@ -123,7 +122,7 @@ class Kubectl:
         """Start a long-running kubectl (e.g. ``get -w``) in its own process group."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir)}
         return subprocess.Popen(
-            [_kubectl_binary(), *args],
+            [kubectl_binary(), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

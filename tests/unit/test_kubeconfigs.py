@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import traceback
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from syncflow.devcluster.kubeconfig import write_kubeconfig
 from syncflow.kube import kubeconfigs
 from syncflow.kube.clients import KubeconfigError
 from syncflow.kube.kubeconfigs import fingerprint, inline_client
+from tests.support.devcluster import kubectl_binary
 
 SECRET = "s3cret-token-value"
 
@@ -186,3 +191,31 @@ def test_link_local_and_metadata_servers_are_refused_unless_allowed(url: str) ->
 )
 def test_other_servers_are_accepted(url: str) -> None:
     assert inline_client(kubeconfig(cluster={"server": url})).configuration.host == url
+
+
+@pytest.mark.parametrize("token", ["12e45678", "1234567890123456", "true", "0x1f"])
+def test_kubectl_reads_a_written_kubeconfig_whatever_its_token_looks_like(token: str, tmp_path: Path) -> None:
+    """kubectl reads YAML 1.2 (an unquoted 12e45678 is a number): every string is written quoted."""
+    path = tmp_path / "kubeconfig"
+    write_kubeconfig(
+        path,
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}
+            ],
+            "users": [{"name": "u", "user": {"token": token}}],
+            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+            "current-context": "x",
+        },
+    )
+    shown = subprocess.run(
+        [kubectl_binary(), "config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"],
+        env={**os.environ, "KUBECONFIG": str(path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (shown.returncode, shown.stdout) == (0, token), shown.stderr
