@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from redis import Redis
+from redis.exceptions import WatchError
 
 from syncflow import ruleentries
 from syncflow.queue.layout import registry_key
@@ -127,13 +128,27 @@ class RuleRegistry:
             del self._published[name]
         return sorted(changes)
 
-    def mark_gone(self, name: str, reason: str = "") -> None:
+    def mark_gone(self, name: str, reason: str = "", *, only_if_gone: bool = False) -> bool:
         """Record at once that rule ``name`` is gone (before its objects are released; ``RELEASED``
-        after), keeping the last rule it had."""
-        raw = self.redis.hget(self.key, name)
-        rule = _decode(raw).rule if raw else None
-        entry = RuleEntry(state="gone", rule=rule, reason=reason, at=time.time())
-        self.redis.hset(self.key, name, entry.model_dump_json())
+        after), keeping the last rule it had; with ``only_if_gone`` only while its entry still says
+        gone (a rule the watcher published again meanwhile stays as published). True when written."""
+        with self.redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(self.key)  # type: ignore[no-untyped-call]
+                    raw = pipe.hget(self.key, name)
+                    current = _decode(raw) if raw else None
+                    if only_if_gone and (current is None or current.state != "gone"):
+                        pipe.unwatch()
+                        return False
+                    rule = current.rule if current is not None else None
+                    entry = RuleEntry(state="gone", rule=rule, reason=reason, at=time.time())
+                    pipe.multi()
+                    pipe.hset(self.key, name, entry.model_dump_json())
+                    pipe.execute()
+                    return True
+                except WatchError:
+                    continue  # the entry changed between the read and the write: decide again
 
     def released(self, name: str) -> bool:
         """Whether rule ``name`` is gone and its release has completed since the watcher marked it so."""

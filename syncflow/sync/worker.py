@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -42,6 +43,9 @@ Enqueue = Callable[[Iterable[ObjectKey]], object]
 
 RELEASE_WAIT = 1.0
 """Seconds a release waits before it looks again for runs of its rule that are still going."""
+RELEASE_GRACE = 10.0
+"""Seconds a rule must stay gone before its ``release`` key releases it: a rule that goes and comes
+back within a few watcher passes (e.g. a config replaced by another) never loses its copies."""
 
 FORBIDDEN = "forbidden:"
 """Cause of a 403 from a rule's source in one logical cluster (``forbidden:<cluster>``): e.g. a permission
@@ -107,24 +111,26 @@ class RuleWorker:
             with forbidden_cause(s.rule, key):
                 sync_related(s, key, self._index(s.rule))
 
-    def quiesce(self, rules: Iterable[SyncRule]) -> None:
-        """Mark ``rules`` gone (no new run of theirs starts), then raise ``RequeueAfter`` while a run
-        of any of them is still going: a run claimed before may still add a finalizer, which a release
-        must see. Call it for all the rules a task releases before releasing the first."""
+    def quiesce(self, rules: Iterable[SyncRule], *, mark: bool = True) -> None:
+        """Mark ``rules`` gone (no new run of theirs starts; ``mark=False``: they are gone already),
+        then raise ``RequeueAfter`` while a run of any of them is still going: a run claimed before may
+        still add a finalizer, which a release must see. Call it for all the rules a task releases
+        before releasing the first."""
         names = {rule.name for rule in rules}
-        for name in sorted(names):
+        for name in sorted(names) if mark else ():
             self.registry.mark_gone(name)
         running = sorted(names & self.rules_running())
         if running:
             log_event(logger, "sync.release_waits", rules=",".join(running), retry_in_s=RELEASE_WAIT)
             raise RequeueAfter(RELEASE_WAIT)
 
-    def release(self, rule: SyncRule, *, remove_copies: bool = False) -> int:
+    def release(self, rule: SyncRule, *, remove_copies: bool = False, gone_already: bool = False) -> int:
         """Release ``rule`` (``quiesce`` first): its finalizer on every source object and on the
         related objects its index recorded there; with ``remove_copies`` first delete every copy it
         made on the target. Afterwards the rule's entry says so (``RELEASED``) until the watcher
-        publishes the rule again."""
-        self.quiesce([rule])
+        publishes the rule again. ``gone_already``: the watcher marked it gone, and may publish it
+        again meanwhile, which no mark of this release overwrites."""
+        self.quiesce([rule], mark=not gone_already)
         s = self._sync(rule)
         if remove_copies:
             _remove_copies(s)
@@ -132,7 +138,7 @@ class RuleWorker:
             release_all(s, api, lambda ref: key_for(SYNC, rule, ref))
             for api in self.endpoints.everywhere(rule.source.endpoint)
         )
-        self.registry.mark_gone(rule.name, RELEASED)
+        self.registry.mark_gone(rule.name, RELEASED, only_if_gone=gone_already)
         return released
 
     def known_rules(self) -> list[SyncRule]:
@@ -156,7 +162,11 @@ class RuleWorker:
         entry = self.registry.lookup(key.rule)
         if not needs_release(entry) or entry.rule is None:
             return 0
-        released = self.release(entry.rule, remove_copies=entry.rule.release == "delete")
+        gone_for = time.time() - entry.at
+        if gone_for < RELEASE_GRACE:
+            raise RequeueAfter(RELEASE_GRACE - gone_for)
+        rule = entry.rule
+        released = self.release(rule, remove_copies=rule.release == "delete", gone_already=True)
         log_event(logger, "sync.rule_released", rule=key.rule, objects=released)
         return released
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluster
 
@@ -40,7 +41,7 @@ def test_requests_without_token_get_401(secured: DevclusterProcess) -> None:
 
 
 def test_kubectl_with_written_kubeconfig_is_accepted(secured: DevclusterProcess, tmp_path: Path) -> None:
-    assert "token: s3cret" in secured.kubeconfig.read_text()
+    assert yaml.safe_load(secured.kubeconfig.read_text())["users"][0]["user"]["token"] == "s3cret"
     right = urllib.request.Request(
         secured.url + "/api/v1/namespaces", headers={"Authorization": "Bearer s3cret"}
     )

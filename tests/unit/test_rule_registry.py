@@ -17,6 +17,7 @@ from syncflow.queue.leases import rules_with_leases
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Outcome
+from syncflow.sync import worker as worker_module
 from syncflow.sync.keys import RELATED, STATUS, SYNC
 from syncflow.sync.registry import UNKNOWN, RuleEntry, RuleRegistry
 from syncflow.sync.rule import Resource, Side, SyncRule
@@ -251,14 +252,39 @@ def test_a_gone_entry_keeps_the_last_ready_rule_through_pending_for_its_release(
 
 
 def test_a_release_key_releases_a_gone_rule_once_and_never_a_rule_that_came_back(
-    redis: fakeredis.FakeRedis,
+    redis: fakeredis.FakeRedis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     registry = RuleRegistry(redis, "agent")
     key = ObjectKey("release", "things", "agent", "", "things")
     registry.publish({"things": RuleEntry.ready(rule())})
     assert worker(registry, redis).release_gone(key) == 0  # ready: nothing to release (no API call)
     registry.publish({})
+    with pytest.raises(RequeueAfter):  # gone a moment ago: it may come back (a config replaced)
+        worker(registry, redis).release_gone(key)
+    monkeypatch.setattr(worker_module, "RELEASE_GRACE", 0.0)
     worker(registry, redis, NoSourceObjects()).release_gone(key)
     assert registry.released("things") and registry.unreleased() == []
     assert registry.lookup("things").rule == rule()  # the released tombstone still says what it was
     assert worker(registry, redis).release_gone(key) == 0  # released already: no API call
+
+
+def test_a_release_never_marks_released_a_rule_the_watcher_published_again_meanwhile(
+    redis: fakeredis.FakeRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher publishes the rule ready while its release runs: the rule stays ready."""
+    registry = RuleRegistry(redis, "agent")
+    watcher = RuleRegistry(redis, "agent")
+    watcher.publish({"things": RuleEntry.ready(rule())})
+    watcher.publish({})
+    monkeypatch.setattr(worker_module, "RELEASE_GRACE", 0.0)
+
+    class BackMeanwhile(NoSourceObjects):
+        def everywhere(self, endpoint: str) -> list[object]:
+            watcher.publish({"things": RuleEntry.ready(rule())})  # during the release
+            return []
+
+    worker(registry, redis, BackMeanwhile()).release_gone(
+        ObjectKey("release", "things", "agent", "", "things")
+    )
+    entry = RuleRegistry(redis, "agent").lookup("things")
+    assert entry.state == "ready" and entry.rule == rule()
