@@ -26,7 +26,7 @@ from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from tests.support.devcluster import VENV_BIN, DevclusterProcess, Kubectl, start_devcluster
-from tests.support.processes import REPO, SyncflowProcesses
+from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 
 REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 WORKSPACES = "/apis/tenancy.kcp.io/v1alpha1/workspaces"
@@ -35,13 +35,7 @@ FAST = {
     "SYNCFLOW_UPSYNC_PERIOD": "1",
     "SYNCFLOW_STATUS_PERIOD": "2",
     "SYNCFLOW_NAMESPACE_CLEAN_DELAY": "0",
-    "SYNCFLOW_LEASE_DURATION": "3",
-    "SYNCFLOW_RENEW_DEADLINE": "2",
-    "SYNCFLOW_RETRY_PERIOD": "0.5",
-    "SYNCFLOW_BACKOFF_CAP": "2",
-    "SYNCFLOW_TASK_TIME_LIMIT": "10",
-    "SYNCFLOW_LEASE_TTL": "15",
-    "SYNCFLOW_PUMP_GRACE": "10",
+    **QUICK_AGENT,
 }
 """Periods short enough for a test (an operator would keep the defaults)."""
 

@@ -21,7 +21,7 @@ from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
-from tests.support.processes import REPO, SyncflowProcesses
+from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
@@ -131,13 +131,7 @@ def edge_environment(work: Path) -> Iterator[EdgeEnv]:
             "SYNCFLOW_NAMESPACE": "default",
             "SYNCFLOW_UPSYNC_PERIOD": "1",
             "SYNCFLOW_STATUS_PERIOD": "2",
-            "SYNCFLOW_LEASE_DURATION": "3",
-            "SYNCFLOW_RENEW_DEADLINE": "2",
-            "SYNCFLOW_RETRY_PERIOD": "0.5",
-            "SYNCFLOW_BACKOFF_CAP": "2",
-            "SYNCFLOW_TASK_TIME_LIMIT": "10",
-            "SYNCFLOW_LEASE_TTL": "15",
-            "SYNCFLOW_PUMP_GRACE": "10",
+            **QUICK_AGENT,
         }
         agent = SyncflowProcesses(env, work)
         kcp = JsonApi(for_cluster(root.api, MAILBOX))

@@ -58,3 +58,19 @@ class SyncflowProcesses:
             f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
             for p in sorted(self.log_dir.glob("*.log"))
         )
+
+
+QUICK_AGENT = {
+    "SYNCFLOW_LEASE_DURATION": "3",
+    "SYNCFLOW_RENEW_DEADLINE": "2",
+    "SYNCFLOW_RETRY_PERIOD": "0.5",
+    "SYNCFLOW_BACKOFF_CAP": "2",
+    # a SIGKILLed worker's leased keys come back after the lease TTL: keep it short in tests
+    "SYNCFLOW_TASK_TIME_LIMIT": "10",
+    "SYNCFLOW_LEASE_TTL": "15",
+    # and the message a killed worker held is then republished: the pump treats an unacked message
+    # as live only for pump_grace, which must not outlast the lease (default 60 s)
+    "SYNCFLOW_PUMP_GRACE": "10",
+}
+"""An agent's settings for tests: a standby takes over, a failed key comes back and a killed worker's
+work is redone within seconds."""

@@ -26,7 +26,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from syncflow.sync.naming import sha1_hex
 from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
-from tests.support.processes import REPO, SyncflowProcesses
+from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
@@ -292,16 +292,7 @@ def _prepare(
         "SYNCFLOW_KCP_KUBECONFIG": str(kcp_kubeconfig),
         "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": EXPORT,
         "SYNCFLOW_NAMESPACE": "syncflow",
-        "SYNCFLOW_LEASE_DURATION": "3",
-        "SYNCFLOW_RENEW_DEADLINE": "2",
-        "SYNCFLOW_RETRY_PERIOD": "0.5",
-        "SYNCFLOW_BACKOFF_CAP": "2",
-        # a SIGKILLed worker's leased keys come back after the lease TTL: keep it short in tests
-        "SYNCFLOW_TASK_TIME_LIMIT": "10",
-        "SYNCFLOW_LEASE_TTL": "15",
-        # and the message a killed worker held is then republished: the pump treats an unacked
-        # message as live only for pump_grace, which must not outlast the lease (default 60 s)
-        "SYNCFLOW_PUMP_GRACE": "10",
+        **QUICK_AGENT,
         **settings,
     }
     agent.env = env

@@ -18,7 +18,7 @@ from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from tests.support.devcluster import kubeconfig_for, start_devcluster
-from tests.support.processes import REPO, SyncflowProcesses
+from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
@@ -135,13 +135,7 @@ class WorkloadStack:
             "SYNCFLOW_NAMESPACE": "default",
             "SYNCFLOW_HEARTBEAT_PERIOD": "2",
             "SYNCFLOW_NAMESPACE_CLEAN_DELAY": "0",
-            "SYNCFLOW_LEASE_DURATION": "3",
-            "SYNCFLOW_RENEW_DEADLINE": "2",
-            "SYNCFLOW_RETRY_PERIOD": "0.5",
-            "SYNCFLOW_BACKOFF_CAP": "2",
-            "SYNCFLOW_TASK_TIME_LIMIT": "10",
-            "SYNCFLOW_LEASE_TTL": "15",
-            "SYNCFLOW_PUMP_GRACE": "10",
+            **QUICK_AGENT,
             **(settings or {}),
         }
         made = WorkloadEnv(
