@@ -126,7 +126,7 @@ class WorkloadBench:
             "metadata": {"name": TARGET},
             "spec": {"supportedAPIExports": [{"export": "kubernetes", "resource": "apps/v1/deployments"}]},
         }
-        await self.kcp.call("POST", f"{self.ws}/{SYNC_TARGETS}", target)
+        _, created = await self.kcp.call("POST", f"{self.ws}/{SYNC_TARGETS}", target)
         for namespace in self.namespaces:
             await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
         await self.physical.call("POST", "/api/v1/namespaces", {"metadata": {"name": "syncflow"}})
@@ -137,6 +137,7 @@ class WorkloadBench:
                 "SYNCFLOW_KUBECONFIG": str(stack.work / "physical" / "kc"),
                 "SYNCFLOW_KCP_KUBECONFIG": str(stack.work / "kcp" / "kc"),
                 "SYNCFLOW_SYNC_TARGET_NAME": TARGET,
+                "SYNCFLOW_SYNC_TARGET_UID": created["metadata"]["uid"],
                 "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
                 "SYNCFLOW_NAMESPACE": "syncflow",
                 "SYNCFLOW_RESYNC_PERIOD": "3600",

@@ -228,7 +228,9 @@ class Settings(BaseSettings):
         None, pattern=DNS1123_SUBDOMAIN, description="The SyncTarget this syncer serves (workload mode)."
     )
     sync_target_uid: str | None = Field(
-        None, description="The SyncTarget's UID; the syncer refuses to start when it does not match."
+        None,
+        description="The SyncTarget's UID (required in workload mode); the syncer refuses to start when it "
+        "does not match.",
     )
     workspace_cluster: str | None = Field(
         None,

@@ -106,7 +106,7 @@ def scenario(run: DemoRun) -> list[str]:
     progress.done(
         f"kcp: workspace {WORKSPACE} binds root:compute's kubernetes export (Deployments, Services)"
     )
-    workspace.create(SYNC_TARGETS, _sync_target())
+    uid = workspace.create(SYNC_TARGETS, _sync_target())["metadata"]["uid"]
     progress.done(f"SyncTarget {SYNC_TARGET} created: supportedAPIExports apps/v1/deployments, v1/services")
     physical = JsonApi(load_client(str(physical_dc.kubeconfig)))
     physical.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
@@ -122,6 +122,7 @@ def scenario(run: DemoRun) -> list[str]:
             "SYNCFLOW_KCP_KUBECONFIG": str(kcp_dc.kubeconfig),
             "SYNCFLOW_KUBECONFIG": str(physical_dc.kubeconfig),
             "SYNCFLOW_SYNC_TARGET_NAME": SYNC_TARGET,
+            "SYNCFLOW_SYNC_TARGET_UID": uid,
             "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
             "SYNCFLOW_NAMESPACE": NAMESPACE,
             "SYNCFLOW_HEARTBEAT_PERIOD": "5",

@@ -318,7 +318,11 @@ def test_helm_lint_is_clean_in_each_mode(mode: str) -> None:
     ("values", "missing"),
     [
         ({**KCP, "mode": "workload"}, "/workload/syncTargetName"),
-        ({**KCP, "mode": "workload", "workload": {"syncTargetName": "east"}}, "/workload/workspaceCluster"),
+        ({**KCP, "mode": "workload", "workload": {"syncTargetName": "east"}}, "/workload/syncTargetUID"),
+        (
+            {**KCP, "mode": "workload", "workload": {"syncTargetName": "east", "syncTargetUID": "u"}},
+            "/workload/workspaceCluster",
+        ),
         ({**KCP, "mode": "edge"}, "/edge/workspace"),
         ({**KCP, "mode": "clusters"}, "/clusters/workspaceCluster"),
         (

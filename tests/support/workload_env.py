@@ -122,7 +122,7 @@ class WorkloadStack:
         work = self.work / name
         (work / "beat").mkdir(parents=True)
         supported = ["apps/v1/deployments", "v1/services"] if resources is None else resources
-        self.kcp.create(SYNC_TARGETS, sync_target(name, supported))
+        uid = self.kcp.create(SYNC_TARGETS, sync_target(name, supported))["metadata"]["uid"]
         agent_name = f"wl{uuid.uuid4().hex[:8]}"
         env = {
             **os.environ,
@@ -131,6 +131,7 @@ class WorkloadStack:
             "SYNCFLOW_KCP_KUBECONFIG": str(self.kcp_kubeconfig),
             "SYNCFLOW_KUBECONFIG": str(self.physical_kubeconfig),
             "SYNCFLOW_SYNC_TARGET_NAME": name,
+            "SYNCFLOW_SYNC_TARGET_UID": uid,
             "SYNCFLOW_WORKSPACE_CLUSTER": WORKSPACE,
             "SYNCFLOW_NAMESPACE": "default",
             "SYNCFLOW_HEARTBEAT_PERIOD": "2",

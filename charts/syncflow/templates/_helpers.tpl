@@ -161,9 +161,7 @@ app.kubernetes.io/part-of: syncflow
 - --role={{ .role }}
 {{- if eq $values.mode "workload" }}
 - {{ printf "--sync-target-name=%s" (required "workload.syncTargetName (the SyncTarget to serve) is required in workload mode" $values.workload.syncTargetName) | quote }}
-{{- with $values.workload.syncTargetUID }}
-- {{ printf "--sync-target-uid=%s" . | quote }}
-{{- end }}
+- {{ printf "--sync-target-uid=%s" (required "workload.syncTargetUID (the SyncTarget's UID, as syncflow workload sync prints it) is required in workload mode" $values.workload.syncTargetUID) | quote }}
 - {{ printf "--workspace-cluster=%s" (required "workload.workspaceCluster (the SyncTarget's workspace) is required in workload mode" $values.workload.workspaceCluster) | quote }}
 {{- else if eq $values.mode "edge" }}
 - {{ printf "--workspace=%s" (required "edge.workspace (the mailbox workspace) is required in edge mode" $values.edge.workspace) | quote }}

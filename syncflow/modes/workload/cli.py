@@ -26,7 +26,11 @@ def _labels(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
 
 @click.group("workload", invoke_without_command=True)
 @click.option("--sync-target-name", default=None, help="The SyncTarget to serve (required).")
-@click.option("--sync-target-uid", default=None, help="Its UID: the syncer refuses to start when it differs.")
+@click.option(
+    "--sync-target-uid",
+    default=None,
+    help="Its UID (required, as kcp's syncer): the syncer refuses to start when it differs.",
+)
 @agentcli.workspace_option("The SyncTarget's workspace, e.g. root:org:ws (required).")
 @click.option("--resync-period", type=cliopts.Duration(1), default=None, help="Time between resyncs [30s].")
 @click.option(

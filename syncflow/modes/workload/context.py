@@ -33,6 +33,7 @@ def _required(settings: Settings) -> tuple[str, str]:
         flag
         for flag, value in (
             ("--sync-target-name", settings.sync_target_name),
+            ("--sync-target-uid", settings.sync_target_uid),
             ("--workspace-cluster", settings.workspace_cluster),
             ("--kcp-kubeconfig", settings.kcp_kubeconfig),
         )
@@ -60,7 +61,7 @@ def find_workspace(kcp: ApiClient, settings: Settings) -> Workspace:
             ) from None
         raise
     uid = found["metadata"]["uid"]
-    if settings.sync_target_uid and settings.sync_target_uid != uid:
+    if settings.sync_target_uid != uid:
         raise ConfigError(
             f'SyncTarget "{name}" in {path} has UID {uid}, not {settings.sync_target_uid} '
             "(--sync-target-uid): it was deleted and re-created; regenerate the syncer manifest"
