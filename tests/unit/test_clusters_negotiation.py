@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from syncflow.kube.schema_compat import judge
 from syncflow.modes.clusters.identity import SyncedType
-from syncflow.modes.clusters.negotiation import change, judge, lowest_common_spec
+from syncflow.modes.clusters.negotiation import change, lowest_common_spec
 
 Obj = dict[str, Any]
 STRING: Obj = {"type": "string"}
@@ -47,7 +48,7 @@ def test_the_lowest_common_spec_and_the_verdicts() -> None:
             "schema": {"openAPIV3Schema": obj(spec=obj(size=INT))},
         }
     ]
-    widgets = SyncedType("widgets", "example.com")
+    widgets = SyncedType("widgets", "example.com").group_resource
     assert judge(common, east, widgets).state == "Accepted"
     verdict = judge(east, west, widgets)
     assert (verdict.state, verdict.version) == ("Incompatible", "v1")

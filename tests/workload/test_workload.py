@@ -336,6 +336,63 @@ def test_unreachable_physical_cluster_deletes_nothing_and_converges_after(worklo
     )
 
 
+def _crd(group: str, plural: str, kind: str, spec_schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}},
+                }
+            ],
+        },
+    }
+
+
+def test_a_physical_crd_that_takes_less_than_kcps_is_incompatible_naming_the_field(
+    workload_env: WorkloadEnv,
+) -> None:
+    """As kcp negotiates (and clusters mode does): a narrower schema downstream would prune fields
+    silently, so the type is not synced and the SyncTarget says which fields are missing."""
+    env = workload_env
+    both = {"type": "object", "properties": {"size": {"type": "integer"}}}
+    wider = {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}}
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    env.physical.create(crds, _crd("narrow.io", "gizmos", "Gizmo", both))
+    env.kcp.create(crds, _crd("narrow.io", "gizmos", "Gizmo", wider))
+    entry = wait_for(
+        lambda: (e := env.synced("gizmos", "narrow.io")) and e["state"] == "Incompatible" and e,
+        timeout=30,
+        what=lambda: f"gizmos Incompatible: {env.synced('gizmos', 'narrow.io')}\n{env.agent.logs()}",
+    )
+    assert "takes less than kcp's" in entry["message"] and "color" in entry["message"], entry
+    assert not env.physical.get(f"{crds}/gizmos.narrow.io")["spec"]["versions"][0]["schema"][
+        "openAPIV3Schema"
+    ]["properties"]["spec"]["properties"].get("color"), "the physical cluster's own CRD was changed"
+
+
+def test_a_syncer_without_the_sync_target_uid_does_not_start(workload_env: WorkloadEnv) -> None:
+    """kcp's syncer requires it: a SyncTarget re-created under the same name must not be served."""
+    env = workload_env
+    unpinned = {k: v for k, v in env.agent.env.items() if k != "SYNCFLOW_SYNC_TARGET_UID"}
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "syncflow"), "workload", "--role", "watch"],
+        env=unpinned,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "workload mode needs --sync-target-uid" in result.stderr, result.stderr
+
+
 def test_a_wrong_sync_target_uid_is_refused_at_start(workload_env: WorkloadEnv) -> None:
     env = workload_env
     result = subprocess.run(

@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -28,8 +27,8 @@ from syncflow.api.conditions import is_true
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
+from syncflow.kube.schema_compat import Verdict, judge, offered_spec, version_schema
 from syncflow.kube.schema_lcd import lowest_common, narrowed
-from syncflow.kube.schemas import CRD_PATH, builtin_spec
 from syncflow.logs import log_event
 from syncflow.modes.clusters.identity import NEGOTIATED_LABEL, SyncedType, endpoint
 from syncflow.queue.errors import TransientError, describe
@@ -39,53 +38,9 @@ from syncflow.sync.reconciler import get_or_none
 logger = logging.getLogger("syncflow.clusters")
 
 Obj = dict[str, Any]
-SHOWN_FIELDS = 5
 EXPORT = "syncflow-clusters"
 APIS = "/apis/apis.kcp.io/v1alpha1"
 SCHEMAS, EXPORTS, BINDINGS = f"{APIS}/apiresourceschemas", f"{APIS}/apiexports", f"{APIS}/apibindings"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Whether one cluster takes kcp's schema of a type."""
-
-    state: str
-    message: str
-    version: str = ""
-
-
-def _schema(spec: Obj, version: str) -> Obj | None:
-    for entry in spec.get("versions") or []:
-        if entry.get("name") == version and entry.get("served", True):
-            schema: Obj = (entry.get("schema") or {}).get("openAPIV3Schema") or {}
-            return schema
-    return None
-
-
-def _kind(api: JsonApi, t: SyncedType) -> str | None:
-    """The kind ``api`` serves ``t`` as, from its preferred version's discovery (None: not served)."""
-    try:
-        if t.group:
-            version = (api.get(f"/apis/{t.group}").get("preferredVersion") or {}).get("version")
-            listing = api.get(f"/apis/{t.group}/{version}") if version else {}
-        else:
-            listing = api.get("/api/v1")
-    except ApiException as exc:
-        if exc.status in (404, 503):
-            return None
-        raise
-    return next((r["kind"] for r in listing.get("resources") or [] if r.get("name") == t.plural), None)
-
-
-def offered_spec(api: JsonApi, t: SyncedType) -> Obj | None:
-    """A cluster's CRD spec of ``t``: its CRD's, or synthesised for a built-in type (None: not served)."""
-    if t.group:
-        crd = get_or_none(api, f"{CRD_PATH}/{t.group_resource}")
-        if crd is not None and not crd["metadata"].get("deletionTimestamp"):
-            spec: Obj = crd["spec"]
-            return spec
-    kind = _kind(api, t)
-    return builtin_spec(api, t.group, kind) if kind else None
 
 
 def lowest_common_spec(offers: list[Obj]) -> Obj:
@@ -94,8 +49,8 @@ def lowest_common_spec(offers: list[Obj]) -> Obj:
     base = offers[0]
     version = storage_version(base["versions"])
     name = version["name"]
-    same = [o for o in offers if o.get("scope") == base.get("scope") and _schema(o, name) is not None]
-    schemas = [schema for o in same if (schema := _schema(o, name)) is not None]
+    same = [o for o in offers if o.get("scope") == base.get("scope") and version_schema(o, name) is not None]
+    schemas = [schema for o in same if (schema := version_schema(o, name)) is not None]
     subresources = {
         sub: value
         for sub, value in (version.get("subresources") or {}).items()
@@ -113,31 +68,6 @@ def lowest_common_spec(offers: list[Obj]) -> Obj:
     if subresources:
         entry["subresources"] = subresources
     return {"group": base["group"], "names": base["names"], "scope": base["scope"], "versions": [entry]}
-
-
-def judge(wanted: Obj, offered: Obj | None, t: SyncedType) -> Verdict:
-    """Whether a cluster's offer takes every value kcp's spec ``wanted`` takes."""
-    what = t.group_resource
-    version = storage_version(wanted["versions"])["name"]
-    if offered is None:
-        return Verdict("Incompatible", f"the cluster does not serve {what}", version)
-    if offered.get("scope") != wanted.get("scope"):
-        return Verdict(
-            "Incompatible",
-            f"{what} is {offered.get('scope')}-scoped in the cluster, not {wanted.get('scope')}",
-            version,
-        )
-    mine = _schema(offered, version)
-    if mine is None:
-        return Verdict("Incompatible", f"the cluster does not serve {what} {version}", version)
-    lost = narrowed(_schema(wanted, version) or {}, mine)
-    if lost:
-        more = f" and {len(lost) - SHOWN_FIELDS} more" if len(lost) > SHOWN_FIELDS else ""
-        shown = ", ".join(lost[:SHOWN_FIELDS])
-        return Verdict(
-            "Incompatible", f"the cluster's {what} {version} takes less than kcp's: {shown}{more}", version
-        )
-    return Verdict("Accepted", f"{what} {version}: the cluster takes kcp's schema", version)
 
 
 def _has_objects(kcp: JsonApi, spec: Obj) -> bool:
@@ -244,7 +174,7 @@ def _renegotiated(
     """What the puller exported, changed to the offers' common schema when ``change`` says so."""
     common = lowest_common_spec(offers)
     version = storage_version(common["versions"])["name"]
-    stored, wanted = _schema(spec, version), _schema(common, version)
+    stored, wanted = version_schema(spec, version), version_schema(common, version)
     if stored is None or wanted is None:
         return spec
     how = change(stored, wanted, everyone, lambda: not _has_objects(kcp, spec))
@@ -266,9 +196,7 @@ def negotiate(
         offered = [served[n] for n in names]
         wanted = _renegotiated(kcp, t, pulled, offered, names, everyone) if served else pulled
     else:
-        crd = get_or_none(kcp, f"{CRD_PATH}/{t.group_resource}") if t.group else None
-        kind = _kind(kcp, t) if crd is None else None
-        native = crd["spec"] if crd is not None else builtin_spec(kcp, t.group, kind) if kind else None
+        native = offered_spec(kcp, t.group, t.plural)
         if native is not None:
             wanted = native
         elif served:
@@ -277,7 +205,7 @@ def negotiate(
             return {
                 name: Verdict("Pending", f"no Ready cluster serves {t.group_resource}") for name in offers
             }
-    return {name: judge(wanted, offers[name], t) for name in offers}
+    return {name: judge(wanted, offers[name], t.group_resource) for name in offers}
 
 
 def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict) -> bool:
@@ -335,7 +263,7 @@ def pull(kcp: JsonApi, clusters_cache: ClientCache, t: SyncedType) -> None:
         if not is_true((obj.get("status") or {}).get("conditions"), "Ready"):
             continue
         try:
-            offers[name] = offered_spec(clusters_cache.get(endpoint(name), fresh=True), t)
+            offers[name] = offered_spec(clusters_cache.get(endpoint(name), fresh=True), t.group, t.plural)
         except Exception as exc:  # one cluster that cannot answer must not hold up the others
             log_event(
                 logger,

@@ -4,8 +4,10 @@ The types are the workspace's ConfigMaps and Secrets (``--resources``), every re
 ``spec.supportedAPIExports`` (a named ``resource``, or all of the export's schemas), and the workspace's
 CRDs with their types (except CRDs of ``*.kcp.io`` groups: control-plane APIs, not workloads). Each
 is checked against the workspace's discovery (Pending until it is served there, e.g. before the
-APIExport is bound) and the physical cluster's (Accepted when served; Incompatible otherwise —
-except a workspace CRD's type, which stays Pending until the synced CRD is established).
+APIExport is bound) and the physical cluster's (Accepted when served and, where a CRD serves it
+there, that CRD takes every value kcp's schema takes; Incompatible otherwise, naming the fields the
+cluster lacks — except a workspace CRD's type, which stays Pending until the synced CRD is
+established).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from syncflow.api.synctarget import SupportedAPIExport, SyncTarget
 from syncflow.kube.clients import for_cluster
 from syncflow.kube.crds import storage_version
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.kube.schema_compat import Verdict, crd_spec, judge, offered_spec
 from syncflow.sync.discovery import find_resource
 from syncflow.sync.rule import Resource
 
@@ -133,4 +136,17 @@ def check(kcp: JsonApi, physical: JsonApi, ref: TypeRef) -> TypeCheck:
         return TypeCheck(ref, "Incompatible", f"the physical cluster does not serve {what}")
     if downstream.namespaced != upstream.namespaced:
         return TypeCheck(ref, "Incompatible", f"{what} is namespaced on one side only")
+    verdict = _schemas_match(kcp, physical, ref)
+    if verdict is not None and verdict.state != "Accepted":
+        return TypeCheck(ref, "Incompatible", verdict.message)
     return TypeCheck(ref, "Accepted", f"{what} is served on both sides", upstream, downstream)
+
+
+def _schemas_match(kcp: JsonApi, physical: JsonApi, ref: TypeRef) -> Verdict | None:
+    """Whether the physical cluster's CRD of ``ref`` takes every value kcp's schema takes, as kcp judges
+    it (None: no CRD serves it there — a built-in type, kube's own schema on both sides)."""
+    offered = crd_spec(physical, ref.group, ref.plural)
+    if offered is None:
+        return None
+    wanted = offered_spec(kcp, ref.group, ref.plural)
+    return judge(wanted, offered, ref.group_resource) if wanted is not None else None
