@@ -6,7 +6,7 @@ from typing import Any
 
 from syncflow.kube.schema_compat import judge
 from syncflow.modes.clusters.identity import SyncedType
-from syncflow.modes.clusters.negotiation import change, lowest_common_spec
+from syncflow.modes.clusters.negotiation import change, lowest_common_spec, withdraw
 
 Obj = dict[str, Any]
 STRING: Obj = {"type": "string"}
@@ -57,3 +57,41 @@ def test_the_lowest_common_spec_and_the_verdicts() -> None:
         "widgets.example.com is Cluster"
     )
     assert judge(common, None, widgets).message == "the cluster does not serve widgets.example.com"
+
+
+class Workspace:
+    """The puller's APIExport, one exported schema and the type's objects, as kcp answers them."""
+
+    def __init__(self, objects: int) -> None:
+        schema = {"group": "demo.io", "names": {"plural": "gadgets"}, "scope": "Namespaced"}
+        schema["versions"] = [{"name": "v1", "served": True, "storage": True, "schema": obj()}]
+        self.export = {
+            "metadata": {"name": "syncflow-clusters", "resourceVersion": "7"},
+            "spec": {"latestResourceSchemas": ["vabc.gadgets.demo.io", "vdef.other.demo.io"]},
+        }
+        self.schema = {"metadata": {"name": "vabc.gadgets.demo.io"}, "spec": schema}
+        self.objects = [{"metadata": {"name": f"g{i}"}} for i in range(objects)]
+        self.patches: list[Obj] = []
+
+    def get(self, path: str, **query: str) -> Obj:
+        return {
+            "/apis/apis.kcp.io/v1alpha1/apiexports/syncflow-clusters": self.export,
+            "/apis/apis.kcp.io/v1alpha1/apiresourceschemas/vabc.gadgets.demo.io": self.schema,
+            "/apis/demo.io/v1/gadgets": {"items": self.objects[: int(query.get("limit", "100"))]},
+        }[path]
+
+    def merge_patch(self, path: str, patch: Obj) -> Obj:
+        self.patches.append(patch)
+        return self.export
+
+
+def test_a_pulled_type_is_withdrawn_when_no_cluster_is_left_unless_kcp_holds_objects_of_it() -> None:
+    gadgets = SyncedType("gadgets", "demo.io")
+    empty = Workspace(objects=0)
+    assert withdraw(empty, gadgets)  # type: ignore[arg-type]
+    assert empty.patches == [
+        {"metadata": {"resourceVersion": "7"}, "spec": {"latestResourceSchemas": ["vdef.other.demo.io"]}}
+    ]
+    stored = Workspace(objects=2)
+    assert not withdraw(stored, gadgets)  # type: ignore[arg-type]
+    assert stored.patches == []  # withdrawing would hide what kcp stores

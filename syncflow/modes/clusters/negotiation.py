@@ -251,13 +251,37 @@ def record(kcp: JsonApi, cluster: str, t: SyncedType, verdict: Verdict) -> bool:
     raise TransientError(f'Cluster "{cluster}" kept changing while its syncedResources were written')
 
 
+def withdraw(kcp: JsonApi, t: SyncedType) -> bool:
+    """Stop serving the type the puller exported for ``t`` (no Cluster is left to take it) — only while
+    kcp holds no object of it, which withdrawing would hide; True when withdrawn."""
+    spec = pulled_spec(kcp, t)
+    export = get_or_none(kcp, f"{EXPORTS}/{EXPORT}")
+    if spec is None or export is None:
+        return False
+    if _has_objects(kcp, spec):
+        log_event(logger, "clusters.type_kept", resource=t.group_resource, reason="kcp holds objects of it")
+        return False
+    names = (export.get("spec") or {}).get("latestResourceSchemas") or []
+    patch = {
+        "metadata": {"resourceVersion": export["metadata"]["resourceVersion"]},
+        "spec": {"latestResourceSchemas": [n for n in names if not _of_type(n, t)]},
+    }
+    kcp.merge_patch(f"{EXPORTS}/{EXPORT}", patch)
+    log_event(logger, "clusters.type_withdrawn", resource=t.group_resource)
+    return True
+
+
 def pull(kcp: JsonApi, clusters_cache: ClientCache, t: SyncedType) -> None:
     """Negotiate ``t`` over the Ready clusters and record each one's verdict (one that fails to
-    answer now is left as it was: its next probe says whether it is still Ready)."""
+    answer now is left as it was: its next probe says whether it is still Ready); with no Cluster
+    left, withdraw the type the puller exported."""
     offers: dict[str, Obj | None] = {}
     clusters = [
         obj for obj in kcp.get(PATH).get("items") or [] if not obj["metadata"].get("deletionTimestamp")
     ]
+    if not clusters:
+        withdraw(kcp, t)
+        return
     for obj in clusters:
         name = obj["metadata"]["name"]
         if not is_true((obj.get("status") or {}).get("conditions"), "Ready"):
