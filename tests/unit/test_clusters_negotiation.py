@@ -95,3 +95,23 @@ def test_a_pulled_type_is_withdrawn_when_no_cluster_is_left_unless_kcp_holds_obj
     stored = Workspace(objects=2)
     assert not withdraw(stored, gadgets)  # type: ignore[arg-type]
     assert stored.patches == []  # withdrawing would hide what kcp stores
+
+
+def test_the_pulled_type_keeps_the_printer_columns_every_cluster_declares() -> None:
+    size = {"name": "Size", "type": "integer", "jsonPath": ".spec.size"}
+    color = {"name": "Color", "type": "string", "jsonPath": ".spec.color"}
+
+    def spec(*columns: Obj) -> Obj:
+        schema = {"openAPIV3Schema": obj(spec=obj(size=INT, color=STRING))}
+        version = {"name": "v1", "served": True, "storage": True, "schema": schema}
+        version["additionalPrinterColumns"] = list(columns)
+        return {
+            "group": "example.com",
+            "names": {"plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [version],
+        }
+
+    common = lowest_common_spec([spec(size, color), spec(size)])
+    assert common["versions"][0]["additionalPrinterColumns"] == [size]
+    assert "additionalPrinterColumns" not in lowest_common_spec([spec(color), spec(size)])["versions"][0]

@@ -45,20 +45,24 @@ SCHEMAS, EXPORTS, BINDINGS = f"{APIS}/apiresourceschemas", f"{APIS}/apiexports",
 
 def lowest_common_spec(offers: list[Obj]) -> Obj:
     """A one-version CRD spec every offer takes: the first offer's names, scope and storage version,
-    the common schema of the offers that serve that version, the subresources all of them have."""
+    the common schema of the offers that serve that version, the subresources and printer columns all
+    of them have (so ``kubectl get`` in kcp shows the columns the clusters' CRDs declare)."""
     base = offers[0]
     version = storage_version(base["versions"])
     name = version["name"]
     same = [o for o in offers if o.get("scope") == base.get("scope") and version_schema(o, name) is not None]
     schemas = [schema for o in same if (schema := version_schema(o, name)) is not None]
+    versions = [next(v for v in o["versions"] if v["name"] == name) for o in same]
     subresources = {
         sub: value
         for sub, value in (version.get("subresources") or {}).items()
-        if all(
-            sub in (next(v for v in o["versions"] if v["name"] == name).get("subresources") or {})
-            for o in same
-        )
+        if all(sub in (v.get("subresources") or {}) for v in versions)
     }
+    columns = [
+        column
+        for column in version.get("additionalPrinterColumns") or []
+        if all(column in (v.get("additionalPrinterColumns") or []) for v in versions)
+    ]
     entry: Obj = {
         "name": name,
         "served": True,
@@ -67,6 +71,8 @@ def lowest_common_spec(offers: list[Obj]) -> Obj:
     }
     if subresources:
         entry["subresources"] = subresources
+    if columns:
+        entry["additionalPrinterColumns"] = columns
     return {"group": base["group"], "names": base["names"], "scope": base["scope"], "versions": [entry]}
 
 
