@@ -26,7 +26,7 @@ PLURAL = "clusters"
 PATH = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
 
 SyncMode = Literal["Push", "Pull", "None"]
-ReadyReason = Literal["Connected", "InvalidKubeconfig", "Unreachable", "Unauthorized"]
+ReadyReason = Literal["Connected", "InvalidKubeconfig", "Unreachable", "Unauthorized", "NoSyncer"]
 
 
 class ClusterError(APIValidationError):
@@ -54,6 +54,8 @@ class ClusterStatus(APIModel, extra="ignore"):
     """Every resource type to sync and whether this cluster takes kcp's schema of it."""
     last_probe_time: str | None = None
     """When the cluster was last probed (RFC 3339)."""
+    last_syncer_heartbeat_time: str | None = None
+    """When the syncer that runs in the cluster (syncMode Pull or None) last said it runs (RFC 3339)."""
 
 
 class Cluster(APIModel):

@@ -435,6 +435,9 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
     env = clusters_env
     north = env.physical["north"]
     env.register("north", north.kubeconfig, syncMode="Pull")
+    # it answers, but Ready means a syncer runs in it: none yet
+    not_yet = env.wait_ready("north", status="False")
+    assert not_yet["reason"] == "NoSyncer" and "syncflow clusters manifest north" in not_yet["message"]
     manifest = env.work / "syncer.yaml"
     env.agent.start(
         "manifest", "clusters", "manifest", "north", "-o", str(manifest), "--agent-name", env.agent_name
@@ -468,7 +471,8 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
         str(env.work / "pull"),
     )
     try:
-        env.wait_ready("north")
+        assert env.wait_ready("north")["reason"] == "Connected"
+        assert env.cluster("north")["status"]["lastSyncerHeartbeatTime"]
         body = {"metadata": {"name": "pulled", "labels": {LABEL: "north"}}, "data": {"k": "v"}}
         env.kcp.create("/api/v1/namespaces/apps/configmaps", body)
         _copy(env, "north", "/api/v1/namespaces/apps/configmaps/pulled", timeout=60)

@@ -23,6 +23,7 @@ PERIODIC = (
     "syncflow.clusters-tick",
     "syncflow.edge-tick",
     "syncflow.publish-tick",
+    "syncflow.clusters-heartbeat",
 )
 DEPRECATED_ROUTING_ATTRIBUTES = (
     "queue",

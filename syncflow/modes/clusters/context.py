@@ -101,6 +101,7 @@ class ClustersContext(ModeContext):
             self.rules,
             self.settings.cluster_cleanup,
             tasks.runtime.service,
+            HEARTBEATS_MISSED * self.settings.probe_period,
         )
 
     @cached_property
@@ -127,10 +128,15 @@ def next_to_cluster(settings: Settings) -> bool:
     return settings.only_cluster is not None
 
 
+HEARTBEATS_MISSED = 3
+"""Probe periods without a heartbeat after which the syncer of a Pull or None mode Cluster counts as gone."""
+
+
 def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Beat: probe every Cluster each probe period (the central syncflow only)."""
+    """Beat: the central syncflow probes every Cluster each probe period; a syncer in a cluster
+    (``--only-cluster``) heartbeats on its Cluster as often, so Ready means it runs."""
     if settings.only_cluster is not None:
-        return {}
+        return tick("clusters-heartbeat", settings.probe_period)
     return tick("clusters-tick", settings.probe_period)
 
 

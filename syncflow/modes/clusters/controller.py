@@ -12,7 +12,9 @@ longer synced (``--resources`` changed) is released the same way on every Cluste
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 from kubernetes.client.exceptions import ApiException
@@ -24,7 +26,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, SyncedType, endpoint
-from syncflow.modes.clusters.rules import ClustersRules
+from syncflow.modes.clusters.rules import ClustersRules, pulled
 from syncflow.neterrors import failure_kind, status_text
 from syncflow.queue.service import QueueService
 from syncflow.sync import trouble
@@ -79,6 +81,8 @@ class ClusterController:
     rules: ClustersRules
     cleanup: Literal["keep", "delete"]
     service: QueueService
+    heartbeat_threshold: float = 30.0
+    """Seconds without a heartbeat after which a Pull or None mode Cluster's syncer counts as gone."""
 
     def reconcile(self, name: str) -> Probe | None:
         """Probe the Cluster and record it (or release it when deleted); returns the probe."""
@@ -91,6 +95,8 @@ class ClusterController:
         obj = self._set_finalizers(obj, sorted({*self._finalizers(obj), CLEANUP_FINALIZER}))
         obj = self._forget_unsynced(obj)
         found = probe(self.endpoints, name)
+        if found.ok and pulled(obj):
+            found = self.syncer_heartbeat(obj) or found
         conditions = (obj.get("status") or {}).get("conditions")
         was = (find(conditions, "Ready") or {}).get("status")
         generation = obj["metadata"].get("generation")
@@ -103,6 +109,21 @@ class ClusterController:
         if was != ("True" if found.ok else "False"):
             log_event(logger, "clusters.ready", cluster=name, ready=found.ok, reason=found.reason)
         return found
+
+    def syncer_heartbeat(self, obj: Obj) -> Probe | None:
+        """Why a Pull (or None) mode Cluster is not Ready although it answers: no syncer in it has
+        heartbeat within ``heartbeat_threshold`` (None: one has)."""
+        last = (obj.get("status") or {}).get("lastSyncerHeartbeatTime")
+        name = obj["metadata"]["name"]
+        if not last:
+            message = (
+                f"no syncer has heartbeat yet: run it in the cluster (syncflow clusters manifest {name})"
+            )
+            return Probe(False, "NoSyncer", message)
+        age = time.time() - datetime.strptime(str(last), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+        if age > self.heartbeat_threshold:
+            return Probe(False, "NoSyncer", f"the syncer in the cluster last heartbeat at {last}")
+        return None
 
     def _release(self, name: str, entries: list[Obj], remove: bool) -> None:
         """Release the rules of ``entries``' types on Cluster ``name``: every kcp object's finalizer

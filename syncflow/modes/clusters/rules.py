@@ -68,13 +68,17 @@ def build_rule(
     )
 
 
+def pulled(obj: Obj) -> bool:
+    """Whether Cluster ``obj`` is synced by a syncer in the cluster (syncMode Pull or None), not centrally."""
+    return ((obj.get("spec") or {}).get("syncMode") or "Push") != "Push"
+
+
 def syncs(obj: Obj, only_cluster: str | None) -> bool:
     """Whether this process syncs to the Cluster ``obj``: the central one syncs Push clusters, a
     syncer of one cluster (``only_cluster``) its own when it is not Push."""
-    mode = (obj.get("spec") or {}).get("syncMode") or "Push"
     if only_cluster is None:
-        return mode == "Push"
-    return obj["metadata"]["name"] == only_cluster and mode != "Push"
+        return not pulled(obj)
+    return obj["metadata"]["name"] == only_cluster and pulled(obj)
 
 
 @dataclass

@@ -9,7 +9,9 @@
 - ``waiting/<type>/<ws>/<ns>/<name>``: say on an object why it waits for its Cluster.
 
 ``syncflow.clusters-tick`` (beat, every probe period) adds every Cluster's key, and every type's
-``crd`` key once per ``CRD_EVERY`` probe periods (types can change in a cluster at any time).
+``crd`` key once per ``CRD_EVERY`` probe periods (types can change in a cluster at any time). In a
+syncer of one cluster, ``syncflow.clusters-heartbeat`` (beat, as often) records on its Cluster that it
+runs: the central syncflow's ``Ready`` of a Pull or None mode Cluster requires it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import time
 
 from syncflow.api.cluster import PATH
+from syncflow.api.conditions import now
 from syncflow.keys import ObjectKey
 from syncflow.modes.clusters import negotiation, waiting
 from syncflow.modes.clusters.context import ClustersContext, clusters_context
@@ -24,7 +27,7 @@ from syncflow.modes.clusters.identity import SyncedType
 from syncflow.modes.clusters.splitter import split_key
 from syncflow.modes.clusters.watcher import cluster_key, crd_key
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, agent_prefix
-from syncflow.tasks import app, keyed_task, runtime
+from syncflow.tasks import app, keyed_task, periodic_task, runtime
 
 CRD_EVERY = 6
 
@@ -90,3 +93,14 @@ def tick() -> int:
     if context.redis.set(guard, int(time.time()), nx=True, px=int(period * 1000)):
         keys += [crd_key(workspace, t) for t in context.rules.types]
     return runtime.service.add_many(keys)
+
+
+@periodic_task("syncflow.clusters-heartbeat")
+def heartbeat() -> str:
+    """Beat, in a syncer of one cluster: say on its Cluster that it runs (the central syncflow's Ready
+    of a Pull or None mode Cluster needs it)."""
+    context, name = _context(), runtime.settings.only_cluster
+    moment = now()
+    status = {"status": {"lastSyncerHeartbeatTime": moment}}
+    context.workspace_api.merge_patch(f"{PATH}/{name}/status", status)
+    return moment
