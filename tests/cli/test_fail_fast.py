@@ -14,6 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from syncflow.cli import main
+from syncflow.kube.clients import load_client
+from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
 from tests.support.waiting import wait_for
 
@@ -184,7 +186,44 @@ def test_publish_mode_needs_the_endpoint_slice(cluster: DevclusterProcess) -> No
     assert one_line(output) == "Error: --apiexportendpointslice-ref is required in publish mode"
 
 
-def test_a_worker_whose_agent_no_watcher_uses_warns(cluster: DevclusterProcess, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def kcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:
+    """A kcp whose root workspace exports ``widgets`` (its endpoint slice has that name)."""
+    process = start_devcluster(tmp_path_factory.mktemp("failfast-kcp"), "--kcp")
+    JsonApi(load_client(str(process.kubeconfig))).create(
+        "/apis/apis.kcp.io/v1alpha1/apiexports", {"metadata": {"name": "widgets"}, "spec": {}}
+    )
+    yield process
+    process.stop()
+
+
+@pytest.mark.parametrize("command", ["watch", "worker", "publish"])
+def test_a_wrong_endpoint_slice_is_one_line_and_exit(
+    command: str, cluster: DevclusterProcess, kcp: DevclusterProcess, tmp_path: Path
+) -> None:
+    """api-syncagent exits when the APIExportEndpointSlice does not resolve: no retry loop of tracebacks."""
+    code, output = run(
+        command,
+        "--redis-url",
+        REDIS_URL,
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+        "--kcp-kubeconfig",
+        str(kcp.kubeconfig),
+        "--apiexportendpointslice-ref",
+        "no-such-export",
+        *(["--data-dir", str(tmp_path / "data")] if command == "publish" else []),
+    )
+    assert code == 1
+    assert one_line(output) == (
+        "Error: failed to resolve APIExportEndpointSlice 'no-such-export' in the workspace of "
+        "--kcp-kubeconfig (--apiexportendpointslice-ref): 404 Not Found"
+    )
+
+
+def test_a_worker_whose_agent_no_watcher_uses_warns(
+    cluster: DevclusterProcess, kcp: DevclusterProcess, tmp_path: Path
+) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SYNCFLOW_")}
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
@@ -199,9 +238,9 @@ def test_a_worker_whose_agent_no_watcher_uses_warns(cluster: DevclusterProcess, 
                 "--kubeconfig",
                 str(cluster.kubeconfig),
                 "--kcp-kubeconfig",
-                str(cluster.kubeconfig),
+                str(kcp.kubeconfig),
                 "--apiexportendpointslice-ref",
-                "x",
+                "widgets",
                 "-c",
                 "1",
             ],

@@ -27,8 +27,10 @@ def publish(
 
     def check() -> None:
         from syncflow.config import ConfigError
+        from syncflow.preflight import check_endpoint_slice
 
         if not settings.apiexportendpointslice_ref:
             raise ConfigError("--apiexportendpointslice-ref is required in publish mode")
+        check_endpoint_slice(settings)
 
     agentcli.run(settings, role, workers, data_dir, check)
