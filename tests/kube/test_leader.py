@@ -227,6 +227,8 @@ def kcp_with_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Devclus
             "subjects": [{"kind": "User", "name": "agent"}],
         },
     )
+    # the export whose endpoint slice syncflow watch resolves before anything else
+    admin.create("/apis/apis.kcp.io/v1alpha1/apiexports", {"metadata": {"name": "unused"}, "spec": {}})
     yield server
     server.stop()
 
