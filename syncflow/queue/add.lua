@@ -5,7 +5,7 @@
 -- had; a bulk add (relist, resync: no newer view of the object) leaves it as it is.
 local bulk, origin, origin_rv, now, lanes = ARGV[1] == '1', ARGV[2], ARGV[3], now_ms(), {}
 local snapshot, max_snapshots = ARGV[4], tonumber(ARGV[5])
-local echo = origin ~= '' and redis.call('HGET', OW, origin) == origin_rv
+local echo = origin ~= '' and own_write(origin, origin_rv)
 if echo then redis.call('HINCRBY', S, 'echoes', 1) end
 local event = origin ~= '' and (origin .. '=' .. origin_rv) or ''
 for i = 6, #ARGV do

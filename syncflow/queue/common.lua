@@ -7,7 +7,8 @@
 -- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range),
 -- LT events that came while a key was leased ("<origin>=<rv>" lines, or "*" for any other), SN the
 -- newest watch snapshot of a sync key's source object (syncflow.snapshots), then what the agent's
--- queues share: its own writes (OW origin -> resourceVersion, OX origin by expiry) and its rule
+-- queues share: its own writes (OW origin -> the resourceVersions of its last few writes, space-separated;
+-- OX origin by expiry) and its rule
 -- registry RULES (rule name -> entry, written by the watcher).
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
 local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, OW, OX, RULES =
@@ -15,6 +16,9 @@ local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, OW, OX, RULES =
   KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
 
 local MAX_LEASED_EVENTS = 2048 -- bytes of LT per key; past it the key is simply dirty ("*")
+-- resourceVersions kept per object written: one run may write an object more than once (its finalizer,
+-- then its status), and every one of those writes has an echo
+local OWN_WRITES_PER_OBJECT = 4
 
 local LEASE_EXPIRED = '{"type":"LeaseExpired","error":"lease expired: the worker died or outran its lease"}'
 
@@ -89,12 +93,30 @@ local function note_while_leased(k, event)
   end
 end
 
+-- Whether an event of origin at resourceVersion rv is the echo of a stored own write.
+local function own_write(origin, rv)
+  local stored = redis.call('HGET', OW, origin)
+  return stored ~= false and rv ~= '' and string.find(' ' .. stored .. ' ', ' ' .. rv .. ' ', 1, true) ~= nil
+end
+
+-- Store an own write of origin at rv (kept until expires, ms), beside the object's last few.
+local function store_own_write(origin, rv, expires)
+  local versions = {}
+  for version in string.gmatch(redis.call('HGET', OW, origin) or '', '%S+') do
+    if version ~= rv then versions[#versions + 1] = version end
+  end
+  versions[#versions + 1] = rv
+  while #versions > OWN_WRITES_PER_OBJECT do table.remove(versions, 1) end
+  redis.call('HSET', OW, origin, table.concat(versions, ' '))
+  redis.call('ZADD', OX, expires, origin)
+end
+
 -- Whether every event noted while k was leased is the echo of a stored own write.
 local function only_echoes(seen)
   if not seen or seen == '*' then return false end
   for event in string.gmatch(seen, '[^\n]+') do
     local origin, rv = string.match(event, '^(.*)=([^=]*)$')
-    if not origin or redis.call('HGET', OW, origin) ~= rv then return false end
+    if not origin or not own_write(origin, rv) then return false end
   end
   return true
 end

@@ -15,8 +15,7 @@ local function done(a, o)
   -- the run's writes are ours even if its lease was lost: store them first, then prune expired ones
   local echo_ttl, echo_cap = tonumber(a[o + 10]), tonumber(a[o + 11])
   for i = o + 12, #a - 1, 2 do
-    redis.call('HSET', OW, a[i], a[i + 1])
-    redis.call('ZADD', OX, now + echo_ttl, a[i])
+    store_own_write(a[i], a[i + 1], now + echo_ttl)
   end
   local stale = redis.call('ZRANGEBYSCORE', OX, '-inf', now, 'LIMIT', 0, 64)
   local over = math.min(redis.call('ZCARD', OX) - #stale - echo_cap, 1000)

@@ -64,6 +64,30 @@ def test_an_echo_that_arrives_while_the_key_is_leased_does_not_requeue_it(servic
     assert q(service).stats().dirty == 0 and q(service).stats().pending == 0
 
 
+def test_every_write_of_one_object_in_one_run_is_recognised(service: QueueService) -> None:
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    # the run wrote the finalizer (rv 11), then the status (rv 12); both echoes come while leased
+    event(service, KEY, written(SOURCE, "11"))
+    event(service, KEY, written(SOURCE, "12"))
+    writes = [written(SOURCE, "11"), written(SOURCE, "12")]
+    assert q(service).done(KEY, "t1", Outcome.OK, own_writes=writes).state == "done"
+    # and an echo that comes only after done is dropped too, whichever of the two writes it is
+    assert event(service, KEY, written(SOURCE, "11")) is False
+    assert event(service, KEY, written(SOURCE, "12")) is False
+    assert event(service, KEY, written(SOURCE, "13")) is True, "a later change is new work"
+
+
+def test_an_object_keeps_only_its_last_few_own_writes(service: QueueService) -> None:
+    for run, version in enumerate(range(10, 16)):
+        service.add(KEY)
+        q(service).claim(KEY, f"t{run}")
+        q(service).done(KEY, f"t{run}", Outcome.OK, own_writes=[written(SOURCE, str(version))])
+    stored = service.redis.hget(q(service).layout.key("own"), written(SOURCE, "15").token)
+    assert stored is not None and stored.split() == [b"12", b"13", b"14", b"15"]
+    assert event(service, KEY, written(SOURCE, "11")) is True, "past the last four: no longer known"
+
+
 def test_a_real_change_while_leased_still_requeues_among_echoes(service: QueueService) -> None:
     service.add(KEY)
     q(service).claim(KEY, "t1")
