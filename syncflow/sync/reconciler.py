@@ -369,6 +369,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
         copy = copy_at(s, key, location, made=secret is not None)
         wanted, content = _desired(s, key, obj, copy, location, workspace_path)
     last = state.read_state(secret, entry)
+    made = False
     if copy is None:
         try:
             adopted = _create_or_adopt(s, key, obj, wanted, location, last)
@@ -380,10 +381,12 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
             if saved:
                 _drop_state(s, key)
             return None
-        copy, last = adopted
+        copy, last, made = adopted
     if _meta(copy).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
-    patch = three_way_patch(last, wanted, copy)
+    # a copy just created from ``wanted`` has it all: only the server's defaults differ, which a
+    # patch must not overwrite
+    patch = None if made else three_way_patch(last, wanted, copy)
     if patch is not None:
         _stamp(s, patch)
         copy = s.target.merge_patch(s.target_path(copy), patch)
@@ -467,7 +470,9 @@ def _refuse(s: Sync, key: ObjectKey, obj: Obj, refusal: RefusedError) -> NoRetur
 
 def _create_or_adopt(
     s: Sync, key: ObjectKey, obj: Obj, wanted: Obj, location: placement.Location, last: Obj | None
-) -> tuple[Obj, Obj | None] | None:
+) -> tuple[Obj, Obj | None, bool] | None:
+    """The copy (created, ours already, or adopted), the last-applied state to merge from, and whether
+    the copy was just created; None: a foreign object the rule never adopts."""
     rule = s.rule
     body = {**wanted, "metadata": dict(wanted["metadata"])}
     _stamp(s, body)
@@ -488,14 +493,14 @@ def _create_or_adopt(
         s.record(rule.target.endpoint, created)
         s.synced("spec")
         log_event(logger, "sync.created", key=str(key), target=s.target_path(created))
-        return created, last
+        return created, last, True
     existing = s.target.get(rule.target.resource.path(location.namespace, location.name))
     if _meta(existing).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)
     kind = rule.target.resource.kind
     owner = ownership.owner_of(existing, rule.agent, key.cluster, key.namespace, key.name)
     if owner == Owner.THIS_COPY:
-        return existing, last  # our copy, which the state did not record (e.g. a crash between the writes)
+        return existing, last, False  # ours, which the state did not record (a crash between the writes)
     if owner == Owner.OTHER_COPY:
         other = owner_ref(existing)
         named = f"{other.cluster}/{other.namespace}/{other.name}" if other else "an object of another agent"
@@ -507,7 +512,7 @@ def _create_or_adopt(
         _refuse(s, key, obj, ownership.foreign(kind, location.namespace, location.name))
     log_event(logger, "sync.adopting", key=str(key), target=s.target_path(existing), owner=owner.value)
     # no last-applied state for an adopted object: merge, so fields only set on the target survive
-    return existing, {}
+    return existing, {}, False
 
 
 def _state_secret(s: Sync, key: ObjectKey, entries: dict[str, Obj]) -> Obj:
