@@ -3,7 +3,8 @@
 Each pass asks the mode's front-end for its rules (computed from its API objects), writes them to
 the rule registry, then starts the watches of rules that became ready and stops those of rules that
 changed, went pending or went away (kopf's orchestration, api-syncagent's syncmanager). A source
-watch maps each event to the object's ``sync`` key; a target watch maps a copy's change to its
+watch maps each event to the object's ``sync`` key (not one that changed only its status, see
+``syncflow.sync.changes``); a target watch maps a copy's change to its
 source object's ``status`` key (its deletion to ``sync``, which re-creates it). Rules with related
 resources also get ``related`` keys from both, and one watch per related resource and side, shared
 by every rule that uses it, maps related objects' events through the related index.
@@ -29,6 +30,7 @@ from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.sync import filters
+from syncflow.sync.changes import SpecChanges, filters_status_changes
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, RELEASE, STATUS, SWEEP, SYNC, key_for, owner_ref, rule_key
 from syncflow.sync.metadata import AGENT_LABEL
@@ -37,7 +39,7 @@ from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Resource, SyncRule
-from syncflow.sync.watches import Enqueue, KeyHandler, WatchSet
+from syncflow.sync.watches import Enqueue, KeyHandler, KeysFor, WatchSet
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -180,10 +182,19 @@ class SyncManager:
     def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...], target: JsonApi) -> None:
         related = [RELATED] if rule.related else []
 
-        def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
-            if obj is not None and type != "DELETED" and not filters.concerns(rule, obj):
-                return []  # neither selected nor held by us: nothing to do for it
-            return [key_for(verb, rule, ref) for verb in (SYNC, *related)]
+        def source_keys_of(changes: SpecChanges | None) -> KeysFor:
+            def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
+                if obj is not None and type != "DELETED" and not filters.concerns(rule, obj):
+                    return []  # neither selected nor held by us: nothing to do for it
+                verbs = [SYNC, *related]
+                if changes is not None and obj is not None:
+                    if type == "DELETED":
+                        changes.forget(ref)
+                    elif not changes.changed(ref, obj):
+                        verbs = related  # a status-only change (e.g. our status return's echo)
+                return [key_for(verb, rule, ref) for verb in verbs]
+
+            return source_keys
 
         def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             owner = owner_ref(obj) if obj is not None else None
@@ -205,7 +216,9 @@ class SyncManager:
                     api.api,
                     api.prefix + rule.source.resource.path(),
                     name,
-                    KeyHandler(self.enqueue, source_keys),
+                    KeyHandler(
+                        self.enqueue, source_keys_of(SpecChanges() if filters_status_changes(rule) else None)
+                    ),
                     self.bookmarks,
                     label_selector=rule.selector.labels,
                     echo_side=rule.source.endpoint,
