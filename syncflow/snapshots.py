@@ -1,10 +1,12 @@
-"""Source objects as their watch event carried them, delivered with a key's claim (DESIGN §5).
+"""Objects as their watch event carried them, delivered with a key's claim (DESIGN §5).
 
 A first sync (the source object does not carry the rule's finalizer yet) starts from the event's
 object instead of reading it again: the finalizer write that follows is conditional on that object's
 resourceVersion, so a stale snapshot ends in a 409 and a retry that reads, never in a write made from
-old data. Watches that opt in hand their event's object to the queue's ``add`` (``event_object``);
-the queue keeps the newest one per ``sync`` key (any later event without one clears it), at most
+old data. A status run starts from the copy its event carried instead of reading it: the copy is the
+side whose status wins, and any newer version of it is a newer event that runs the key again.
+Watches that opt in hand their event's object to the queue's ``add`` (``event_object``); the queue
+keeps the newest one per ``sync`` or ``status`` key (any later event without one clears it), at most
 ``MAX_SNAPSHOT_BYTES`` each and ``MAX_SNAPSHOTS`` per queue, and ``claim`` hands it to the task
 (``delivered``) and forgets it.
 """

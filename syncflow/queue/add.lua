@@ -1,8 +1,8 @@
 -- ARGV: bulk ("1"/"0"), the event's origin ("<side>:<ref>", '' = none), its resourceVersion, its
 -- snapshot ('' = none), the most snapshots kept, key1, key2, ... Returns, per key, the lane to publish
 -- one message on (0 = none). An event whose origin is a stored own write at that resourceVersion is an
--- echo: nothing is added. Otherwise each sync key of an event keeps its snapshot, or loses the one it
--- had; a bulk add (relist, resync: no newer view of the object) leaves it as it is.
+-- echo: nothing is added. Otherwise each sync or status key of an event keeps its snapshot, or loses
+-- the one it had; a bulk add (relist, resync: no newer view of the object) leaves it as it is.
 local bulk, origin, origin_rv, now, lanes = ARGV[1] == '1', ARGV[2], ARGV[3], now_ms(), {}
 local snapshot, max_snapshots = ARGV[4], tonumber(ARGV[5])
 local echo = origin ~= '' and own_write(origin, origin_rv)
@@ -13,7 +13,7 @@ for i = 6, #ARGV do
   if echo then
     lanes[#lanes + 1] = 0
   else
-    if snapshot ~= '' and string.sub(k, 1, 5) == 'sync/'
+    if snapshot ~= '' and (string.sub(k, 1, 5) == 'sync/' or string.sub(k, 1, 7) == 'status/')
         and (redis.call('HEXISTS', SN, k) == 1 or redis.call('HLEN', SN) < max_snapshots) then
       redis.call('HSET', SN, k, snapshot)
     elseif not bulk then -- a bulk add keeps what the last event left: it is no newer view

@@ -239,6 +239,7 @@ class SyncManager:
                 self.bookmarks,
                 label_selector=f"{AGENT_LABEL}={rule.agent}",
                 echo_side=rule.target.endpoint,
+                keep_snapshots=True,
                 endpoint=rule.target.endpoint,
                 on_connected=self.connected(rule.target.endpoint),
                 **self.watch_options,

@@ -603,7 +603,8 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
     if obj is None or _meta(obj).get("deletionTimestamp"):
         return
-    copy = copy if copy is not None else _copy_of_existing(s, key, obj)
+    if copy is None:
+        copy = _delivered_copy(s, key) or _copy_of_existing(s, key, obj)
     if copy is None or not may_return_status(s.rule, copy):
         return
     try:
@@ -616,6 +617,17 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     s.record(s.rule.source.endpoint, updated)
     s.synced("status")
     log_event(logger, "sync.status_returned", key=str(key))
+
+
+def _delivered_copy(s: Sync, key: ObjectKey) -> Obj | None:
+    """The copy of ``key`` as the target watch event that queued this status run carried it
+    (``syncflow.snapshots``), if that is what was delivered."""
+    snapshot = snapshots.current()
+    if snapshot is None or snapshot.side != s.rule.target.endpoint:
+        return None
+    if owner_ref(snapshot.obj) != ObjectRef(key.cluster, key.namespace, key.name):
+        return None
+    return None if _meta(snapshot.obj).get("deletionTimestamp") else snapshot.obj
 
 
 def _copy_of_existing(s: Sync, key: ObjectKey, obj: Obj) -> Obj | None:
