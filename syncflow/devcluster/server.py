@@ -41,7 +41,7 @@ from syncflow.devcluster.store import Obj, Store
 from syncflow.devcluster.views import View
 from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
 from syncflow.logs import log_event
-from syncflow.selectors import FieldSelector, LabelSelector, SelectorError
+from syncflow.selectors import FieldSelector, LabelSelector, Op, SelectorError
 
 logger = logging.getLogger("syncflow.devcluster")
 
@@ -275,7 +275,8 @@ class DevCluster:
         if not path.subresource and verb not in rtype.verbs:
             raise errors.method_not_allowed("the server does not allow this method on the requested resource")
         if not reviews.open_to_everyone(rtype):
-            view.authorize(verb, rtype, path.namespace, path.name, path.subresource)
+            name = path.name or _selected_name(verb, rtype, request.query)
+            view.authorize(verb, rtype, path.namespace, name, path.subresource)
         cluster = view.cluster or ""
         t = Target(cluster, rtype, path.version)
         namespace = (path.namespace or "") if rtype.namespaced else ""
@@ -578,6 +579,19 @@ def _verb(method: str, path: routing.ApiPath, query: Any) -> str:
     if method == "DELETE":
         return "delete" if path.name else "deletecollection"
     return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+
+
+def _selected_name(verb: str, rtype: ResourceType, query: Any) -> str:
+    """The name a list or watch selects with ``fieldSelector=metadata.name=<name>`` (else ""): RBAC
+    authorises it by that name, as kube-apiserver does, so ``resourceNames`` can grant it."""
+    if verb not in ("list", "watch"):
+        return ""
+    try:
+        fields = FieldSelector.parse(query.get("fieldSelector", ""), field_labels(rtype))
+    except SelectorError:
+        return ""
+    exact = (t.value for t in fields.terms if t.field == "metadata.name" and t.op is not Op.NOT_EQUALS)
+    return next(exact, "")
 
 
 def _content_type(request: web.Request) -> str:

@@ -4,6 +4,7 @@ Deployments over the Ready clusters and rebalances as clusters come and go, all 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import re
 import signal
@@ -11,16 +12,21 @@ from typing import Any
 
 import kubernetes_validate
 import yaml
+from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
+from syncflow.kube.clients import for_cluster, load_client
+from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import CONTROL_QUEUE, QueueLayout, forget_agent
 from tests.support.clusters_env import (
     CLUSTERS,
     LABEL,
     PROBE_PERIOD,
     REDIS_URL,
+    RESOURCES,
     SPLIT_ANNOTATION,
     WIDGETS,
+    WORKSPACE,
     ClustersEnv,
     deployment,
     play_deployment_controller,
@@ -29,6 +35,7 @@ from tests.support.waiting import wait_for
 
 SECRET = "t0ken-that-must-never-show"
 APIS = "/apis/apis.kcp.io/v1alpha1"
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
 def test_two_clusters_become_ready_and_a_broken_kubeconfig_says_why_without_the_secret(
@@ -429,7 +436,37 @@ def test_a_deleted_cluster_releases_its_objects_and_keeps_its_copies(clusters_en
     wait_for(lambda: not env.kcp.exists(f"/api/v1/namespaces/load/configmaps/{held[0]}"), timeout=30)
 
 
-def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_one(
+def _status(call: Any) -> int:
+    """The HTTP status of an API call: 200 when it succeeds, else the error's."""
+    try:
+        call()
+    except ApiException as exc:
+        return int(exc.status)
+    return 200
+
+
+def _pull_kubeconfig(env: ClustersEnv, objects: list[dict[str, Any]]) -> str:
+    """The kcp kubeconfig a pull manifest gives its syncer (from its Secret), checked to hold none of
+    the caller's credentials."""
+    caller = yaml.safe_load(env.kcp_kubeconfig.read_text())
+    credentials = [v for u in caller["users"] for k, v in u["user"].items() if k != "username"]
+    assert credentials  # the caller's kcp kubeconfig holds a token: it must not travel
+    decoded = [
+        base64.b64decode(value).decode()
+        for o in objects
+        if o["kind"] == "Secret"
+        for value in (o.get("data") or {}).values()
+    ]
+    everything = yaml.safe_dump_all(objects) + "".join(decoded)
+    assert not any(c in everything for c in credentials)
+    (text,) = decoded
+    config = yaml.safe_load(text)
+    (user,) = config["users"]
+    assert list(user["user"]) == ["token"]  # a bearer token and nothing else
+    return text
+
+
+def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_with_its_own_least_privilege_account(
     clusters_env: ClustersEnv,
 ) -> None:
     env = clusters_env
@@ -440,10 +477,20 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
     assert not_yet["reason"] == "NoSyncer" and "syncflow clusters manifest north" in not_yet["message"]
     manifest = env.work / "syncer.yaml"
     env.agent.start(
-        "manifest", "clusters", "manifest", "north", "-o", str(manifest), "--agent-name", env.agent_name
+        "manifest",
+        "clusters",
+        "manifest",
+        "north",
+        "-o",
+        str(manifest),
+        "--agent-name",
+        env.agent_name,
+        "--resources",
+        ",".join(RESOURCES),
     ).wait(timeout=60)
+    assert "serviceaccount/syncflow-pull-north created" in (env.work / "manifest.log").read_text()
     objects = list(yaml.safe_load_all(manifest.read_text()))
-    assert manifest.stat().st_mode & 0o077 == 0  # it holds the kcp kubeconfig
+    assert manifest.stat().st_mode & 0o077 == 0  # it holds a kcp kubeconfig
     for obj in objects:
         kubernetes_validate.validate(obj, "1.32.0", strict=True)
     (syncer,) = [
@@ -454,13 +501,53 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
         if c["name"] == "syncflow"
     ]
     assert {"name": "SYNCFLOW_ONLY_CLUSTER", "value": "north"} in syncer["env"]
-    # the syncer that manifest runs in the cluster, here run by hand: its own Redis, the cluster's kubeconfig
+    own_kubeconfig = env.work / "pull-kcp.kubeconfig"
+    own_kubeconfig.write_text(_pull_kubeconfig(env, objects))
+
+    # the account is the Cluster's: deleting the Cluster deletes it (kcp's garbage collector)
+    uid = env.cluster("north")["metadata"]["uid"]
+    for path in (
+        "/api/v1/namespaces/default/serviceaccounts/syncflow-pull-north",
+        f"{RBAC}/clusterroles/syncflow-pull-north",
+        f"{RBAC}/clusterrolebindings/syncflow-pull-north",
+    ):
+        assert [o["uid"] for o in env.kcp.get(path)["metadata"]["ownerReferences"]] == [uid], path
+    # what the account may do in the workspace: its own Cluster, the synced types, nothing else
+    as_pull = JsonApi(for_cluster(load_client(str(own_kubeconfig)), WORKSPACE))
+    assert as_pull.get(f"{CLUSTERS}/north")["metadata"]["uid"] == uid
+    assert [
+        c["metadata"]["name"] for c in as_pull.get(CLUSTERS, fieldSelector="metadata.name=north")["items"]
+    ] == ["north"]
+    assert _status(lambda: as_pull.get("/api/v1/namespaces/apps/configmaps")) == 200
+    binding = {
+        "metadata": {"name": "escalate"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "syncflow-pull-north", "namespace": "default"}],
+    }
+    refused = {
+        "list secrets": lambda: as_pull.get("/api/v1/secrets"),
+        "read a secret": lambda: as_pull.get("/api/v1/namespaces/default/secrets/syncflow-pull-north-token"),
+        "create a ClusterRoleBinding": lambda: as_pull.create(f"{RBAC}/clusterrolebindings", binding),
+        "update its ClusterRole": lambda: as_pull.merge_patch(f"{RBAC}/clusterroles/syncflow-pull-north", {}),
+        "read another Cluster": lambda: as_pull.get(f"{CLUSTERS}/east"),
+        "list every Cluster": lambda: as_pull.get(CLUSTERS),
+        "change its Cluster's spec": lambda: as_pull.merge_patch(f"{CLUSTERS}/north", {"spec": {}}),
+        "create an object to sync": lambda: as_pull.create(
+            "/api/v1/namespaces/apps/configmaps", {"metadata": {"name": "nope"}}
+        ),
+    }
+    assert {what: _status(call) for what, call in refused.items()} == {what: 403 for what in refused}
+
+    # the syncer that manifest runs in the cluster, here run by hand with the manifest's kcp kubeconfig:
+    # its own Redis, the cluster's kubeconfig
     own_redis = REDIS_URL.rsplit("/", 1)[0] + "/1"
     env.agent.start(
         "pull-syncer",
         "clusters",
         "--only-cluster",
         "north",
+        "--kcp-kubeconfig",
+        str(own_kubeconfig),
         "--cluster-kubeconfig",
         str(north.workdir / "kubeconfig"),
         "--redis-url",
@@ -470,12 +557,25 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
         "--data-dir",
         str(env.work / "pull"),
     )
+    pulled_path = "/api/v1/namespaces/apps/configmaps/pulled"
     try:
-        assert env.wait_ready("north")["reason"] == "Connected"
+        assert env.wait_ready("north")["reason"] == "Connected"  # its heartbeat
         assert env.cluster("north")["status"]["lastSyncerHeartbeatTime"]
         body = {"metadata": {"name": "pulled", "labels": {LABEL: "north"}}, "data": {"k": "v"}}
         env.kcp.create("/api/v1/namespaces/apps/configmaps", body)
-        _copy(env, "north", "/api/v1/namespaces/apps/configmaps/pulled", timeout=60)
+        _copy(env, "north", pulled_path, timeout=60)
+        assert env.kcp.get(pulled_path)["metadata"]["finalizers"] == ["workload.kcp.dev/syncer-north"]
+        env.kcp.create(DEPLOYMENTS, deployment("pulled-web", 2, {LABEL: "north"}))
+        _copy(env, "north", f"{DEPLOYMENTS}/pulled-web", timeout=60)
+        play_deployment_controller(north.api, f"{DEPLOYMENTS}/pulled-web")
+        wait_for(  # the status comes back to kcp
+            lambda: (env.kcp.get(f"{DEPLOYMENTS}/pulled-web").get("status") or {}).get("readyReplicas") == 2,
+            timeout=60,
+            what=lambda: f"pulled-web's status in kcp\n{env.agent.logs()}",
+        )
+        env.kcp.delete(pulled_path)  # the copy goes, then the finalizer
+        _gone(env, "north", pulled_path)
+        wait_for(lambda: not env.kcp.exists(pulled_path), timeout=30, what="pulled released in kcp")
     finally:
         env.agent.kill("pull-syncer", signal.SIGTERM)  # the supervisor stops its roles
         with contextlib.closing(Redis.from_url(own_redis)) as pull_redis:
@@ -484,6 +584,12 @@ def test_a_pull_mode_cluster_is_synced_by_its_own_syncer_and_not_by_the_central_
     assert not re.search(r"key=sync/north~configmaps/\S+/apps/pulled ", central)
     pulled = (env.work / "pull" / "worker.log").read_text()
     assert re.search(r"sync\.created key=sync/north~configmaps/\S+/apps/pulled ", pulled)
+    logged = "".join(
+        p.read_text(errors="replace")
+        for p in [env.work / "pull-syncer.log", *(env.work / "pull").glob("*.log")]
+    )
+    # syncflow describes a refusal as kubectl does ("403 Forbidden: …"): the account lacked nothing
+    assert not re.search(r"forbidden", logged, re.IGNORECASE), logged[-4000:]
 
 
 def test_no_kubeconfig_secret_reaches_redis_or_a_log(clusters_env: ClustersEnv) -> None:

@@ -187,3 +187,44 @@ def test_token_secret_is_filled_and_its_token_works_while_it_exists(
         with pytest.raises(ApiException) as revoked:
             robot_core.list_namespaced_config_map(namespace)
         assert revoked.value.status == 401
+
+
+def test_a_list_selecting_one_name_is_authorised_by_that_name(
+    api_client: client.ApiClient, devcluster: DevclusterProcess, namespace: str
+) -> None:
+    core, rbac = client.CoreV1Api(api_client), client.RbacAuthorizationV1Api(api_client)
+    core.create_namespaced_service_account(namespace, {"metadata": {"name": "one"}})
+    rbac.create_namespaced_role(
+        namespace,
+        {
+            "metadata": {"name": "read-mine"},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "verbs": ["get", "list", "watch"],
+                    "resourceNames": ["mine"],
+                }
+            ],
+        },
+    )
+    rbac.create_namespaced_role_binding(
+        namespace,
+        {
+            "metadata": {"name": "one-reads-mine"},
+            "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "read-mine"},
+            "subjects": [{"kind": "ServiceAccount", "name": "one", "namespace": namespace}],
+        },
+    )
+    for name in ("mine", "theirs"):
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": name}})
+    request = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[]))
+    token = core.create_namespaced_service_account_token("one", namespace, request).status.token
+    with _as(devcluster, token) as as_one:
+        one = client.CoreV1Api(as_one)
+        listed = one.list_namespaced_config_map(namespace, field_selector="metadata.name=mine")
+        assert [cm.metadata.name for cm in listed.items] == ["mine"]
+        for selector in ("", "metadata.name=theirs", "metadata.name!=theirs"):
+            with pytest.raises(ApiException) as denied:
+                one.list_namespaced_config_map(namespace, field_selector=selector)
+            assert denied.value.status == 403, selector

@@ -1,12 +1,14 @@
-"""A clusters-mode environment: a kcp devcluster with a workspace for the Clusters, two physical
-devclusters (a third one started by the tests that add it) on fixed ports so they can be stopped and
-started again, real Redis, and ``syncflow clusters`` roles as an operator runs them."""
+"""A clusters-mode environment: a kcp devcluster (HTTPS, an admin token) with a workspace for the
+Clusters, two physical devclusters (a third one started by the tests that add it) on fixed ports so
+they can be stopped and started again, real Redis, and ``syncflow clusters`` roles as an operator runs
+them."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -171,7 +173,7 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
     """kcp + a workspace with the Cluster CRD, physical clusters east and west, and the agent's roles."""
     (work / "kcp").mkdir()
     (work / "beat").mkdir()
-    kcp_dc = start_devcluster(work / "kcp", "--kcp")
+    kcp_dc = start_devcluster(work / "kcp", "--kcp", token=f"admin={secrets.token_hex(8)}")
     redis = Redis.from_url(REDIS_URL)
     agent_name = f"cl{uuid.uuid4().hex[:8]}"
     env: ClustersEnv | None = None

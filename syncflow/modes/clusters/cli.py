@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -99,19 +98,22 @@ def manifest(
 ) -> None:
     """Write what to apply in CLUSTER so that a syncer there syncs it with kcp (pull mode).
 
-    The output holds the kcp kubeconfig (in a Secret): it is written readable by its owner only."""
+    Creates (or updates) the syncer's own ServiceAccount syncflow-pull-CLUSTER in the workspace, owned by
+    the Cluster, with only the rights the syncer needs there. The output holds that account's kcp
+    kubeconfig (in a Secret), never yours: it is written readable by its owner only."""
     from kubernetes.client.exceptions import ApiException
 
     from syncflow.api.cluster import PATH
+    from syncflow.bootstrap.errors import BootstrapError
     from syncflow.bootstrap.manifest import write
     from syncflow.kube.clients import KubeconfigError, for_cluster, load_client
     from syncflow.kube.jsonapi import JsonApi
     from syncflow.modes.clusters.identity import SyncedType
-    from syncflow.modes.clusters.manifest import syncer_manifest
+    from syncflow.modes.clusters.manifest import pull_kubeconfig, syncer_manifest
 
     try:
-        kcp = JsonApi(for_cluster(load_client(kcp_kubeconfig, flag="--kcp-kubeconfig"), workspace_cluster))
-        found = kcp.get(f"{PATH}/{cluster}")
+        client = load_client(kcp_kubeconfig, flag="--kcp-kubeconfig")
+        found = JsonApi(for_cluster(client, workspace_cluster)).get(f"{PATH}/{cluster}")
     except KubeconfigError as exc:
         raise click.ClickException(str(exc)) from None
     except ApiException as exc:
@@ -125,12 +127,19 @@ def manifest(
             "syncflow and this syncer both sync it",
             err=True,
         )
+    synced = [SyncedType.parse(t) for t in types or ["deployments.apps"]]
+    try:
+        own = pull_kubeconfig(
+            client, workspace_cluster, found, synced, lambda line: click.echo(line, err=True)
+        )
+    except BootstrapError as exc:
+        raise click.ClickException(str(exc)) from None
     objects = syncer_manifest(
         cluster,
-        kcp_kubeconfig=Path(kcp_kubeconfig).read_text(),
+        kcp_kubeconfig=own,
         workspace=workspace_cluster,
         agent=agent_name,
-        types=[SyncedType.parse(t) for t in types or ["deployments.apps"]],
+        types=synced,
         namespace=namespace,
         **({"image": image} if image else {}),
     )

@@ -45,6 +45,11 @@ def finalizer(cluster: str) -> str:
     return "workload.kcp.dev/" + _short(f"syncer-{cluster}", _NAME_MAX)
 
 
+def pull_account(cluster: str) -> str:
+    """The account of ``cluster``'s pull syncer in the workspace: ``syncflow-pull-<name>``."""
+    return _short(f"syncflow-pull-{cluster}", _NAME_MAX)
+
+
 def shard_name(root: str, cluster: str) -> str:
     """The Deployment shard of ``root`` for ``cluster``: ``<root>--<cluster>`` (hashed past 253)."""
     return _short(f"{root}--{cluster}", 253)

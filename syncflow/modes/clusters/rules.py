@@ -118,6 +118,12 @@ class ClustersRules:
         version = (group.get("preferredVersion") or {}).get("version")
         return str(version) if version else None
 
+    @property
+    def cluster_selector(self) -> str:
+        """The field selector of the Clusters this process reads: a syncer of one cluster reads only its
+        own (its account may read no other Cluster's kubeconfig)."""
+        return f"metadata.name={self.only_cluster}" if self.only_cluster is not None else ""
+
     def _entry(self, obj: Obj, t: SyncedType) -> RuleEntry:
         name = obj["metadata"]["name"]
         status = obj.get("status") or {}
@@ -143,9 +149,10 @@ class ClustersRules:
 
     def desired(self) -> Mapping[str, RuleEntry]:
         """One entry per (Cluster this process syncs to, type); a deleting Cluster has none."""
+        query = {"fieldSelector": self.cluster_selector} if self.cluster_selector else {}
         entries = {
             t.rule_name(obj["metadata"]["name"]): self._entry(obj, t)
-            for obj in self.kcp.get(PATH).get("items") or []
+            for obj in self.kcp.get(PATH, **query).get("items") or []
             if not obj["metadata"].get("deletionTimestamp") and syncs(obj, self.only_cluster)
             for t in self.types
         }

@@ -5,7 +5,7 @@ A Cluster's new spec (or a new Cluster) gets its ``cluster/…`` key; a change o
 the Deployments verdict gets every type's ``crd/…`` key and a ``rebalance`` of the split roots. An
 object labelled for a Cluster that does not sync now gets a ``waiting/…`` key; a Deployment event
 gets the ``split/…`` key of its root. A syncer of one cluster (``--only-cluster``) watches only the
-Clusters: the control work is the central syncflow's.
+Clusters (only its own): the control work is the central syncflow's.
 """
 
 from __future__ import annotations
@@ -113,7 +113,15 @@ class ClustersWatcher(TermWatcher):
     def control_watches(self) -> dict[str, ResourceWatch]:
         """The Clusters."""
         handler = KeyHandler(self.enqueue, self._cluster_changed)
-        return {"clusters": ResourceWatch(self.kcp, PATH, "kcp:clusters", handler, self.bookmarks)}
+        watch = ResourceWatch(
+            self.kcp,
+            PATH,
+            "kcp:clusters",
+            handler,
+            self.bookmarks,
+            field_selector=self.rules.cluster_selector,
+        )
+        return {"clusters": watch}
 
     def before_pass(self) -> None:
         """Start the object watch of each synced type once kcp serves it (central syncflow only)."""
