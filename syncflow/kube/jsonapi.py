@@ -25,6 +25,7 @@ from syncflow.metrics import record as metrics
 Obj = dict[str, Any]
 
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 UNREACHABLE = "unreachable:"
 """Cause of a failure to reach a named endpoint (``unreachable:<endpoint>``)."""
 DEFAULT_TIMEOUT = (5.0, 30.0)
@@ -207,6 +208,10 @@ class JsonApi:
     def merge_patch(self, path: str, patch: Obj) -> Obj:
         """PATCH with a JSON merge patch."""
         return self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+
+    def json_patch(self, path: str, operations: list[Obj]) -> Obj:
+        """PATCH with a JSON patch (RFC 6902)."""
+        return self.request("PATCH", path, body=operations, content_type=JSON_PATCH)
 
     def delete(self, path: str, body: Obj | None = None, **query: str) -> Obj:
         """DELETE an object (``body``: DeleteOptions, e.g. preconditions)."""

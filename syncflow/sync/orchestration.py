@@ -3,9 +3,9 @@
 Each pass asks the mode's front-end for its rules (computed from its API objects), writes them to
 the rule registry, then starts the watches of rules that became ready and stops those of rules that
 changed, went pending or went away (kopf's orchestration, api-syncagent's syncmanager). A source
-watch maps each event to the object's ``sync`` key (not one that changed only its status, see
-``syncflow.sync.changes``); a target watch maps a copy's change to its
-source object's ``status`` key (its deletion to ``sync``, which re-creates it). Rules with related
+watch maps each event to the object's ``sync`` key; a target watch maps a copy's change to its
+source object's ``status`` key (its deletion to ``sync``, which re-creates it); events that change
+nothing a task reads add nothing (``syncflow.sync.eventkeys``). Rules with related
 resources also get ``related`` keys from both, and one watch per related resource and side, shared
 by every rule that uses it, maps related objects' events through the related index.
 
@@ -22,24 +22,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.jsonapi import UNREACHABLE, JsonApi
-from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
-from syncflow.sync import filters
-from syncflow.sync.changes import SpecChanges, filters_status_changes
 from syncflow.sync.endpoints import Endpoints
-from syncflow.sync.keys import RELATED, RELEASE, STATUS, SWEEP, SYNC, key_for, owner_ref, rule_key
+from syncflow.sync.eventkeys import SourceKeys, TargetKeys
+from syncflow.sync.keys import RELEASE, SWEEP, rule_key
 from syncflow.sync.metadata import AGENT_LABEL
-from syncflow.sync.reconciler import may_return_status
 from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Resource, SyncRule
-from syncflow.sync.watches import Enqueue, KeyHandler, KeysFor, WatchSet
+from syncflow.sync.watches import Enqueue, KeyHandler, WatchSet
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -180,34 +176,6 @@ class SyncManager:
         return lambda: _replay(replay, f"{UNREACHABLE}{endpoint}")
 
     def _start(self, rule: SyncRule, sources: tuple[JsonApi, ...], target: JsonApi) -> None:
-        related = [RELATED] if rule.related else []
-
-        def source_keys_of(changes: SpecChanges | None) -> KeysFor:
-            def source_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
-                if obj is not None and type != "DELETED" and not filters.concerns(rule, obj):
-                    return []  # neither selected nor held by us: nothing to do for it
-                verbs = [SYNC, *related]
-                if changes is not None and obj is not None:
-                    if type == "DELETED":
-                        changes.forget(ref)
-                    elif not changes.changed(ref, obj):
-                        verbs = related  # a status-only change (e.g. our status return's echo)
-                return [key_for(verb, rule, ref) for verb in verbs]
-
-            return source_keys
-
-        def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
-            owner = owner_ref(obj) if obj is not None else None
-            if obj is None or owner is None:
-                return []
-            # a deleted copy is re-created by a sync; any other change may carry a new status (not
-            # when the copy has none, e.g. our create's echo), and may name related objects (read
-            # from the copy)
-            if type == "DELETED":
-                return [key_for(SYNC, rule, owner)]
-            verbs = [STATUS] if may_return_status(rule, obj) else []
-            return [key_for(verb, rule, owner) for verb in (*verbs, *related)]
-
         for index, api in enumerate(sources):
             name = f"source:{rule.name}:{index}:{api.host}"
             self.watches.start(
@@ -216,9 +184,7 @@ class SyncManager:
                     api.api,
                     api.prefix + rule.source.resource.path(),
                     name,
-                    KeyHandler(
-                        self.enqueue, source_keys_of(SpecChanges() if filters_status_changes(rule) else None)
-                    ),
+                    KeyHandler(self.enqueue, SourceKeys(rule)),
                     self.bookmarks,
                     label_selector=rule.selector.labels,
                     echo_side=rule.source.endpoint,
@@ -235,7 +201,7 @@ class SyncManager:
                 target.api,
                 target.prefix + rule.target.resource.path(),
                 name,
-                KeyHandler(self.enqueue, target_keys),
+                KeyHandler(self.enqueue, TargetKeys(rule)),
                 self.bookmarks,
                 label_selector=f"{AGENT_LABEL}={rule.agent}",
                 echo_side=rule.target.endpoint,

@@ -31,6 +31,7 @@ from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.sync import desired as desired_mod
 from syncflow.sync import filters, ownership, placement, state, transforms
 from syncflow.sync import metadata as md
+from syncflow.sync.changes import filters_copy_changes
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
 from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
@@ -599,12 +600,16 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     when they differ."""
     if not _returns_status(s.rule):
         return
+    if obj is None and copy is None and filters_copy_changes(s.rule):
+        delivered = _delivered_copy(s, key)
+        if delivered is not None:
+            _replace_status(s, key, delivered)
+            return
     source = s.source(key)
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
     if obj is None or _meta(obj).get("deletionTimestamp"):
         return
-    if copy is None:
-        copy = _delivered_copy(s, key) or _copy_of_existing(s, key, obj)
+    copy = copy if copy is not None else _copy_of_existing(s, key, obj)
     if copy is None or not may_return_status(s.rule, copy):
         return
     try:
@@ -614,6 +619,24 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     if "status" not in copy or copy["status"] == obj.get("status"):
         return
     updated = source.replace(f"{s.source_path(key)}/status", {**obj, "status": copy["status"]})
+    s.record(s.rule.source.endpoint, updated)
+    s.synced("status")
+    log_event(logger, "sync.status_returned", key=str(key))
+
+
+def _replace_status(s: Sync, key: ObjectKey, copy: Obj) -> None:
+    """The status run of a copy's event: its status replaces the source's, which is not read. The
+    target watch queues such a run only when the copy's status changed (``syncflow.sync.eventkeys``),
+    and the copy is the side whose status wins; a newer copy is a newer event that runs again."""
+    if "status" not in copy:
+        return
+    operations = [{"op": "add", "path": "/status", "value": copy["status"]}]
+    try:
+        updated = s.source(key).json_patch(f"{s.source_path(key)}/status", operations)
+    except ApiException as exc:
+        if object_not_found(exc):
+            return  # the source is gone: its sync deletes the copy
+        raise
     s.record(s.rule.source.endpoint, updated)
     s.synced("status")
     log_event(logger, "sync.status_returned", key=str(key))

@@ -1,11 +1,18 @@
-"""Which source events are sync work: a status-only change is not (``syncflow.sync.changes``)."""
+"""Which watch events are work: a source change of status alone is no sync, a copy change that
+leaves its status alone is no status run (``syncflow.sync.changes``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from syncflow.kube.refs import ObjectRef
-from syncflow.sync.changes import SpecChanges, filters_status_changes
+from syncflow.sync.changes import (
+    Fingerprints,
+    filters_copy_changes,
+    filters_source_changes,
+    spec_view,
+    status_view,
+)
 from syncflow.sync.rule import Annotate, Mutate, Resource, Side, SyncRule
 
 REF = ObjectRef("root:org:ws", "default", "web")
@@ -20,7 +27,7 @@ def deployment(rv: str, replicas: int = 1, ready: int = 0, **meta: Any) -> dict[
 
 
 def test_a_status_only_change_is_not_a_change_but_spec_and_metadata_are() -> None:
-    changes = SpecChanges()
+    changes = Fingerprints(spec_view)
     assert changes.changed(REF, deployment("1")), "an object never seen counts as changed"
     assert not changes.changed(REF, deployment("2", ready=1)), "status and resourceVersion only"
     assert not changes.changed(REF, deployment("3", ready=1, generation=2)), "generation is bookkeeping"
@@ -30,7 +37,7 @@ def test_a_status_only_change_is_not_a_change_but_spec_and_metadata_are() -> Non
 
 
 def test_a_deleted_or_forgotten_object_counts_as_changed_again() -> None:
-    changes = SpecChanges(limit=2)
+    changes = Fingerprints(spec_view, limit=2)
     changes.changed(REF, deployment("1"))
     changes.forget(REF)
     assert changes.changed(REF, deployment("2"))
@@ -56,8 +63,22 @@ def rule(**fields: Any) -> SyncRule:
 
 
 def test_only_rules_whose_sync_cannot_read_the_status_skip_status_changes() -> None:
-    assert filters_status_changes(rule())
-    assert filters_status_changes(rule(transforms=(Annotate(annotations={"a": "b"}),)))
-    assert not filters_status_changes(rule(status="carry")), "upsync copies the source's status"
+    assert filters_source_changes(rule())
+    assert filters_source_changes(rule(transforms=(Annotate(annotations={"a": "b"}),)))
+    assert not filters_source_changes(rule(status="carry")), "upsync copies the source's status"
     mutate = Mutate.model_validate({"spec": [{"delete": {"path": "spec.replicas"}}]})
-    assert not filters_status_changes(rule(transforms=(mutate,))), "a spec mutation may read the status"
+    assert not filters_source_changes(rule(transforms=(mutate,))), "a spec mutation may read the status"
+
+
+def test_a_copy_change_counts_only_when_its_status_changed() -> None:
+    changes = Fingerprints(status_view)
+    assert changes.changed(REF, deployment("1"))
+    assert not changes.changed(REF, deployment("2", labels={"x": "y"})), "metadata only"
+    assert not changes.changed(REF, deployment("3", replicas=5)), "spec only: our own write, say"
+    assert changes.changed(REF, deployment("4", replicas=5, ready=1))
+
+
+def test_only_rules_without_status_mutations_skip_copy_changes() -> None:
+    assert filters_copy_changes(rule())
+    mutate = Mutate.model_validate({"status": [{"delete": {"path": "status.conditions"}}]})
+    assert not filters_copy_changes(rule(transforms=(mutate,))), "a status mutation reads the whole copy"
