@@ -3,8 +3,8 @@ p-cluster (edge mode).
 
 KubeStellar 0.14's ``edge.kubestellar.io/v2alpha1`` type, field for field (``downSyncedResources``,
 ``upSyncedResources``, ``conversions``), with label and annotation selectors and two switches:
-``returnReportedState`` and ``propagateDeletion``. Every EdgeSyncConfig of a mailbox workspace applies;
-they are merged (see ``syncflow.modes.edge.merge``).
+``returnReportedState`` and ``propagateDeletion``, which apply to the objects the config selects. Every
+EdgeSyncConfig of a mailbox workspace applies; they are merged (see ``syncflow.modes.edge.merge``).
 """
 
 from __future__ import annotations
@@ -78,9 +78,10 @@ class EdgeSyncConfigSpec(APIModel):
     conversions: list[Conversion] | None = None
     """Denatured objects and their natural form."""
     return_reported_state: bool = True
-    """Copy the p-cluster's .status of downsynced objects back to the mailbox."""
+    """Copy the p-cluster's .status of the objects this config downsyncs back to the mailbox."""
     propagate_deletion: bool = True
-    """Delete in the p-cluster what is deleted in the mailbox (else leave it, marked orphaned)."""
+    """Delete in the p-cluster what this config downsyncs once it is deleted in the mailbox (else leave
+    it, marked orphaned)."""
 
 
 class EdgeSyncConfigStatus(APIModel, extra="ignore"):
