@@ -88,7 +88,7 @@ class EdgeSyncConfigStatus(APIModel, extra="ignore"):
     """What the edge syncer observed."""
 
     conditions: list[Condition] | None = None
-    """Ready, and Conflict when merged configs disagree."""
+    """Ready, Conflict when merged configs disagree, Refused when a selector is out of scope."""
     down_synced_types: int | None = None
     """How many types go down."""
     up_synced_types: int | None = None

@@ -1,7 +1,7 @@
 """Edge mode end to end (issue 13): the KubeStellar 0.14 feasibility scenarios on syncflow's engine —
 an application deployed from the mailbox just by manifests, upsync of reports polled from the p-cluster,
 denatured objects renatured downstream with their state returned — plus selectors, configs merged
-with per-object deletion and reported-state switches, and an unreachable p-cluster."""
+with per-object deletion and reported-state switches, a refused CRD upsync, and an unreachable p-cluster."""
 
 from __future__ import annotations
 
@@ -186,6 +186,7 @@ def test_an_application_goes_down_by_manifests_with_its_state_returned(edge_env:
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "Ready": "True",
         "Conflict": "False",
+        "Refused": "False",
         "Conflicts": "False",
         "Parked": "False",
     }
@@ -582,3 +583,35 @@ def test_reported_state_is_not_returned_for_the_objects_of_a_config_that_switche
         check=lambda o: o["spec"] == {"v": 2},
     )
     assert "status" not in env.kcp.get(f"{probes}/silent")
+
+
+def test_a_crd_upsync_selector_is_refused_and_nothing_is_upsynced_for_it(edge_env: EdgeEnv) -> None:
+    env = edge_env
+    env.pcluster.create(CRDS, crd("widgets.acme.io", "widgets", "Widget"))
+    env.namespace("uplink", env.pcluster)
+    env.namespace("uplink")
+    env.pcluster.create("/api/v1/namespaces/uplink/configmaps", {"metadata": {"name": "report"}})
+    env.config(
+        "up-crd",
+        {
+            "upSyncedResources": [
+                {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+                {"version": "v1", "kind": "ConfigMap", "namespace": "uplink", "name": "report"},
+            ]
+        },
+    )
+    refused = wait_for(
+        lambda: (
+            conditions_of(env, "up-crd").get("Refused", {}).get("status") == "True"
+            and conditions_of(env, "up-crd")["Refused"]
+        ),
+        timeout=30,
+        what=lambda: f"the Refused condition on up-crd\n{env.agent.logs()}",
+    )
+    assert refused["reason"] == "OutOfScope"
+    assert "upSyncedResources[0]: CustomResourceDefinitions are never upsynced" in refused["message"]
+    assert conditions_of(env, "up-crd")["Ready"]["status"] == "True"
+    # the rest of the config applies: once its ConfigMap has come up, a CRD rule would have polled too
+    wait_object(env.kcp, "/api/v1/namespaces/uplink/configmaps/report", "report upsynced", env)
+    assert not env.kcp.exists(f"{CRDS}/widgets.acme.io")
+    assert "up:customresourcedefinitions" not in env.agent.logs()

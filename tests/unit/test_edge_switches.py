@@ -1,6 +1,6 @@
 """Merging EdgeSyncConfigs: an object follows only the configs that select it (``propagateDeletion``:
-keep wins; ``returnReportedState``: returning wins), and of two conflicting conversions the first
-config's wins."""
+keep wins; ``returnReportedState``: returning wins), a CRD upsync selector is refused, and of two
+conflicting conversions the first config's wins."""
 
 from __future__ import annotations
 
@@ -82,6 +82,16 @@ def test_a_kept_objects_copy_is_marked_and_the_mark_follows_the_rule() -> None:
     assert marked["metadata"]["annotations"] == {KEEP_ANNOTATION: "true"}
     unmarked = transforms.of_rule(edge, cm("b", {KEEP_ANNOTATION: "true", "team": "x"}))
     assert unmarked["metadata"]["annotations"] == {"team": "x"}
+
+
+def test_a_crd_upsync_selector_is_refused_and_the_rest_applies() -> None:
+    crd = {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"}
+    report = {"group": "wgpolicyk8s.io", "version": "v1alpha2", "kind": "PolicyReport"}
+    merged = merge(
+        [EdgeSyncConfig.parse({"metadata": {"name": "up"}, "spec": {"upSyncedResources": [crd, report]}})]
+    )
+    assert list(merged.up) == [("wgpolicyk8s.io", "v1alpha2", "PolicyReport")]
+    assert merged.refused == {"up": ["upSyncedResources[0]: CustomResourceDefinitions are never upsynced"]}
 
 
 def test_of_two_conversions_of_one_object_the_first_configs_wins() -> None:

@@ -4,10 +4,12 @@ Merge rules (deterministic, documented in docs/edge.md):
 - selectors: the union — an object is downsynced (upsynced) when any config selects it; each downsync
   selector keeps its config's ``propagateDeletion`` and ``returnReportedState``, which apply to the
   objects it selects only (the rules decide per object, see ``syncflow.modes.edge.rules``);
+- an upsync selector naming CustomResourceDefinition is refused (CRD upsync is out of scope);
 - conversions: the union; two conversions of one upstream object to different downstream objects (or of
   two upstream objects to one downstream object) conflict, and the one of the config whose name sorts
   first wins.
-Every config whose conversion lost gets a ``Conflict`` condition naming the config that won.
+Every config whose conversion lost gets a ``Conflict`` condition naming the config that won, and every
+config with a refused selector a ``Refused`` condition saying which.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ObjectRef, R
 
 TypeKey = tuple[str, str, str]
 """(group, version, kind)."""
+CRD_GROUP_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 def type_of(selector: ResourceSelector | ObjectRef) -> TypeKey:
@@ -44,6 +47,8 @@ class Merged:
     conversions: list[Conversion] = field(default_factory=list)
     conflicts: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     """Config name → why part of it lost."""
+    refused: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    """Config name → what of it is refused."""
 
 
 def _ref_key(ref: ObjectRef) -> tuple[str, str, str]:
@@ -55,11 +60,16 @@ def merge(configs: list[EdgeSyncConfig]) -> Merged:
     merged = Merged()
     ordered = sorted(configs, key=lambda c: c.metadata.name or "")
     for config in ordered:
-        spec = config.spec
+        spec, name = config.spec, config.metadata.name or ""
         for selector in spec.down_synced_resources or []:
             selection = Selection(selector, spec.propagate_deletion, spec.return_reported_state)
             merged.down[type_of(selector)].append(selection)
-        for selector in spec.up_synced_resources or []:
+        for index, selector in enumerate(spec.up_synced_resources or []):
+            if (selector.group, selector.kind) == CRD_GROUP_KIND:
+                merged.refused[name].append(
+                    f"upSyncedResources[{index}]: CustomResourceDefinitions are never upsynced"
+                )
+                continue
             merged.up[type_of(selector)].append(selector)
     up_taken: dict[tuple[str, str, str], tuple[str, Conversion]] = {}
     down_taken: dict[tuple[str, str, str], tuple[str, Conversion]] = {}

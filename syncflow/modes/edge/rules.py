@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ResourceSelector
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.modes.edge.merge import Merged, Selection, TypeKey, merge, type_of
+from syncflow.modes.edge.merge import CRD_GROUP_KIND, Merged, Selection, TypeKey, merge, type_of
 from syncflow.queue.errors import TransientError
 from syncflow.selectors import LabelSelector
 from syncflow.sync.discovery import find_resource
@@ -30,7 +30,6 @@ KCP = "kcp"
 PCLUSTER = "pcluster"
 EDGE_SYNC_CONFIGS = "/apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
 DISCOVERY_TTL = 60.0
-CRD_GROUP_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 @dataclass(frozen=True)
