@@ -3,8 +3,8 @@ p-cluster (edge mode).
 
 KubeStellar 0.14's ``edge.kubestellar.io/v2alpha1`` type, field for field (``downSyncedResources``,
 ``upSyncedResources``, ``conversions``), with label and annotation selectors and two switches:
-``returnReportedState`` and ``propagateDeletion``. Every EdgeSyncConfig of a mailbox workspace applies;
-they are merged (see ``syncflow.modes.edge.merge``).
+``returnReportedState`` and ``propagateDeletion``, which apply to the objects the config selects. Every
+EdgeSyncConfig of a mailbox workspace applies; they are merged (see ``syncflow.modes.edge.merge``).
 """
 
 from __future__ import annotations
@@ -78,16 +78,17 @@ class EdgeSyncConfigSpec(APIModel):
     conversions: list[Conversion] | None = None
     """Denatured objects and their natural form."""
     return_reported_state: bool = True
-    """Copy the p-cluster's .status of downsynced objects back to the mailbox."""
+    """Copy the p-cluster's .status of the objects this config downsyncs back to the mailbox."""
     propagate_deletion: bool = True
-    """Delete in the p-cluster what is deleted in the mailbox (else leave it, marked orphaned)."""
+    """Delete in the p-cluster what this config downsyncs once it is deleted in the mailbox (else leave
+    it, marked orphaned)."""
 
 
 class EdgeSyncConfigStatus(APIModel, extra="ignore"):
     """What the edge syncer observed."""
 
     conditions: list[Condition] | None = None
-    """Ready, and Conflict when merged configs disagree."""
+    """Ready, Conflict when merged configs disagree, Refused when a selector is out of scope."""
     down_synced_types: int | None = None
     """How many types go down."""
     up_synced_types: int | None = None

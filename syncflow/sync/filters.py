@@ -97,3 +97,14 @@ def concerns(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
         return True
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return labels.get(AGENT_LABEL) != rule.agent and rule.holds(obj)
+
+
+def keeps(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
+    """Whether the rule's ``keep`` selects source object ``obj`` (its copy outlives it)."""
+    return rule.keep is not None and matches(rule.keep, obj)
+
+
+def returns_status(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
+    """Whether the copy of source object ``obj`` returns its status (the rule returns status, and its
+    ``status_for``, when set, selects the object)."""
+    return rule.status == "return" and (rule.status_for is None or matches(rule.status_for, obj))

@@ -11,6 +11,8 @@ REMOTE_NAMESPACE_ANNOTATION = "syncagent.kcp.io/remote-object-namespace"
 REMOTE_WORKSPACE_PATH_ANNOTATION = "syncagent.kcp.io/remote-object-workspace-path"
 CLEANUP_FINALIZER = "syncagent.kcp.io/cleanup"
 STATE_SECRET_LABEL = "syncagent.kcp.io/object-state"
+KEEP_ANNOTATION = "syncflow.kcp.io/keep"
+"""On a copy whose source object a rule's ``keep`` selects: never deleted with or after its source."""
 
 SYNC_LABELS = frozenset(
     {AGENT_LABEL, REMOTE_CLUSTER_LABEL, REMOTE_NAME_HASH_LABEL, REMOTE_NAMESPACE_HASH_LABEL}

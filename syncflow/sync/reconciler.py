@@ -222,6 +222,15 @@ def _delete_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
     log_event(logger, "sync.copy_deleted", key=str(key), target=s.target_path(copy))
 
 
+def _kept(s: Sync, copy: Obj, obj: Obj | None = None) -> bool:
+    """Whether the rule keeps ``copy`` whatever its policies say: the copy is marked so, or the rule's
+    ``keep`` selects ``obj``, its source object, when it is at hand."""
+    if s.rule.keep is None:
+        return False
+    marked = (_meta(copy).get("annotations") or {}).get(md.KEEP_ANNOTATION) == "true"
+    return marked or (obj is not None and filters.keeps(s.rule, obj))
+
+
 def _orphan_copy(s: Sync, key: ObjectKey, copy: Obj) -> None:
     """Leave the copy (deletion is not propagated) and mark it as orphaned."""
     if (_meta(copy).get("annotations") or {}).get(ORPHANED_ANNOTATION) != "true" and not s.protects(copy):
@@ -253,10 +262,10 @@ def _drop_state(s: Sync, key: ObjectKey) -> None:
 def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
     """The source object is confirmed gone: remove (or orphan) what we made for it."""
     if copy is not None:
-        if s.rule.deletion == "propagate":
-            _delete_copy(s, key, copy)
-        else:
+        if s.rule.deletion == "orphan" or _kept(s, copy):
             _orphan_copy(s, key, copy)
+        else:
+            _delete_copy(s, key, copy)
     _drop_state(s, key)
 
 
@@ -450,7 +459,7 @@ def _mutation_failed(s: Sync, key: ObjectKey, obj: Obj, exc: MutationError) -> P
 def _transformed(s: Sync, key: ObjectKey, obj: Obj, other: Obj) -> Obj:
     """The source object after the rule's transforms; ``other``: the copy, or a preview of it."""
     try:
-        return transforms.apply(s.rule.transforms, obj, other)
+        return transforms.of_rule(s.rule, obj, other)
     except MutationError as exc:
         raise _mutation_failed(s, key, obj, exc) from exc
 
@@ -567,7 +576,7 @@ def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Non
     is gone, drop the state, release the finalizer."""
     if copy is not None and s.release_related is not None:
         s.release_related(s, key, obj, copy)
-    if copy is not None and s.rule.deletion == "propagate":
+    if copy is not None and s.rule.deletion == "propagate" and not _kept(s, copy, obj):
         _delete_copy(s, key, copy)
         raise RequeueAfter(WAIT_FOR_DELETION)
     if copy is not None:
@@ -577,8 +586,9 @@ def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Non
 
 
 def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
-    """The object no longer matches the selector: release it; keep the copy unless the rule deletes."""
-    if copy is not None and s.rule.unmatched == "delete":
+    """The object no longer matches the selector: release it; keep the copy unless the rule deletes
+    (and does not keep this object's copy)."""
+    if copy is not None and s.rule.unmatched == "delete" and not _kept(s, copy, obj):
         _delete_copy(s, key, copy)
         _drop_state(s, key)
     release_finalizer(s, key, obj)
@@ -607,7 +617,7 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
             return
     source = s.source(key)
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
-    if obj is None or _meta(obj).get("deletionTimestamp"):
+    if obj is None or _meta(obj).get("deletionTimestamp") or not filters.returns_status(s.rule, obj):
         return
     copy = copy if copy is not None else _copy_of_existing(s, key, obj)
     if copy is None or not may_return_status(s.rule, copy):
@@ -704,7 +714,7 @@ def release_unselected(s: Sync, everywhere: JsonApi) -> int:
 
 def remove_copies(s: Sync) -> int:
     """Delete every copy the rule's agent made on the target, and their last-applied state (the target
-    is given up; each copy's source object keeps its content)."""
+    is given up; each copy's source object keeps its content); a copy the rule keeps stays."""
     copies = served_items(
         s.target, s.rule.target.resource.path(), labelSelector=f"{md.AGENT_LABEL}={s.rule.agent}"
     )
@@ -713,8 +723,8 @@ def remove_copies(s: Sync) -> int:
         owner = owner_ref(copy)
         if owner is None or (s.rule.source.cluster and owner.cluster != s.rule.source.cluster):
             continue  # not a copy, or one of another workspace
-        if s.protects(copy):
-            continue  # a system object is never deleted
+        if s.protects(copy) or _kept(s, copy):
+            continue  # a system object is never deleted, a kept copy stays
         key = key_for(SYNC, s.rule, owner)
         _delete_copy(s, key, copy)
         _drop_state(s, key)

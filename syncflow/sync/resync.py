@@ -94,7 +94,7 @@ def _drifted(
         )
         last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
         try:
-            current = managed_content(transforms.apply(rule.transforms, obj, copies.get(ref)))
+            current = managed_content(transforms.of_rule(rule, obj, copies.get(ref)))
         except MutationError:
             drifted.add(ref)
             continue
@@ -221,6 +221,7 @@ def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
         key_for(STATUS, rule, ref)
         for ref, copy in listing.copies.items()
         if ref in listing.sources
+        and filters.returns_status(rule, listing.sources[ref])
         and "status" in copy
         and copy["status"] != listing.sources[ref].get("status")
     }

@@ -251,6 +251,12 @@ class SyncRule(_Frozen):
     earlier versions held for the rule: replaced by ``finalizer`` on the next sync, released like it.
     ``watch_source`` False means the source is polled. ``related`` objects of each source object are
     synced by ``related`` keys of their own.
+
+    Per object: with status ``return``, ``status_for`` (when set) limits the objects whose status
+    returns to those it selects. The source objects ``keep`` selects keep their copy whatever
+    ``deletion``, ``unmatched`` and ``release`` say; their copy is annotated ``syncflow.kcp.io/keep``
+    on every sync (and the annotation removed once ``keep`` no longer selects it), so the choice still
+    holds after the source object is gone or deselected. Neither reads namespace labels.
     """
 
     name: str
@@ -269,6 +275,8 @@ class SyncRule(_Frozen):
     state_namespace: str | None = None
     adopt: Literal["refuse", "merge", "never"] = "refuse"
     release: Literal["keep", "delete"] = "keep"
+    keep: Selector | None = None
+    status_for: Selector | None = None
     workspace_paths: bool = False
     watch_source: bool = True
     related: tuple[Related, ...] = ()

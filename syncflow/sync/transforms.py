@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from syncflow.jsonvalues import deep_copy
+from syncflow.sync import filters
+from syncflow.sync.metadata import KEEP_ANNOTATION
 from syncflow.sync.mutation.mutator import compiled
-from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, SetFields, Transform
+from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, SetFields, SyncRule, Transform
 
 Obj = dict[str, Any]
 
@@ -83,6 +85,21 @@ def apply(transforms: Iterable[Transform], source: Obj, other: Mapping[str, Any]
         elif isinstance(transform, Mutate) and transform.spec:
             out = compiled("spec", transform.spec).apply(out, other)
     out.setdefault("metadata", {})
+    return out
+
+
+def of_rule(rule: SyncRule, source: Obj, other: Mapping[str, Any] | None = None) -> Obj:
+    """``source`` after the rule's transforms (:func:`apply`), marked with ``KEEP_ANNOTATION`` when the
+    rule's ``keep`` selects it (and unmarked when it does not, so the mark follows the rule)."""
+    out = apply(rule.transforms, source, other)
+    if rule.keep is None:
+        return out
+    annotations = dict(out["metadata"].get("annotations") or {})
+    if filters.keeps(rule, source):
+        annotations[KEEP_ANNOTATION] = "true"
+    else:
+        annotations.pop(KEEP_ANNOTATION, None)
+    out["metadata"]["annotations"] = annotations
     return out
 
 

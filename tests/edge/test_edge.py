@@ -1,7 +1,7 @@
 """Edge mode end to end (issue 13): the KubeStellar 0.14 feasibility scenarios on syncflow's engine —
 an application deployed from the mailbox just by manifests, upsync of reports polled from the p-cluster,
-denatured objects renatured downstream with their state returned — plus selectors, merged configs,
-deletion and reported-state switches, and an unreachable p-cluster."""
+denatured objects renatured downstream with their state returned — plus selectors, configs merged
+with per-object deletion and reported-state switches, a refused CRD upsync, and an unreachable p-cluster."""
 
 from __future__ import annotations
 
@@ -186,6 +186,7 @@ def test_an_application_goes_down_by_manifests_with_its_state_returned(edge_env:
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "Ready": "True",
         "Conflict": "False",
+        "Refused": "False",
         "Conflicts": "False",
         "Parked": "False",
     }
@@ -388,53 +389,89 @@ def test_selectors_by_label_annotation_namespace_and_name(edge_env: EdgeEnv) -> 
     assert not env.pcluster.exists("/api/v1/namespaces/sel-b/configmaps/elsewhere")
 
 
-def test_two_configs_merge_and_a_conflict_is_reported(edge_env: EdgeEnv) -> None:
+def conditions_of(env: EdgeEnv, name: str) -> dict[str, dict[str, Any]]:
+    """The conditions of EdgeSyncConfig ``name`` by type."""
+    status = env.kcp.get(f"{CONFIGS}/{name}").get("status") or {}
+    return {c["type"]: c for c in status.get("conditions") or []}
+
+
+def test_deletion_follows_the_configs_that_select_each_object(edge_env: EdgeEnv) -> None:
+    """One config keeps what it selects (propagateDeletion: false); another config's objects are
+    still deleted downstream."""
     env = edge_env
     env.namespace("merge")
-    for name in ("from-one", "from-two"):
+    for name in ("kept", "dropped"):
         env.kcp.create("/api/v1/namespaces/merge/configmaps", {"metadata": {"name": name}})
     env.config(
-        "merge-one",
+        "keeper",
         {
             "downSyncedResources": [
-                {"version": "v1", "kind": "ConfigMap", "namespace": "merge", "name": "from-one"}
-            ]
-        },
-    )
-    env.config(
-        "merge-two",
-        {
-            "downSyncedResources": [
-                {"version": "v1", "kind": "ConfigMap", "namespace": "merge", "name": "from-two"}
+                {"version": "v1", "kind": "ConfigMap", "namespace": "merge", "name": "kept"}
             ],
             "propagateDeletion": False,
         },
     )
-    for name in ("from-one", "from-two"):
-        wait_object(
-            env.pcluster, f"/api/v1/namespaces/merge/configmaps/{name}", f"{name} (union of configs)", env
-        )
-    conditions = wait_for(
+    env.config(
+        "apps",
+        {
+            "downSyncedResources": [
+                {"version": "v1", "kind": "ConfigMap", "namespace": "merge", "name": "dropped"}
+            ]
+        },
+    )
+    kept = wait_object(
+        env.pcluster,
+        "/api/v1/namespaces/merge/configmaps/kept",
+        "kept downsynced, marked as kept",
+        env,
+        check=lambda o: (o["metadata"].get("annotations") or {}).get("syncflow.kcp.io/keep") == "true",
+    )
+    dropped = wait_object(
+        env.pcluster, "/api/v1/namespaces/merge/configmaps/dropped", "dropped downsynced", env
+    )
+    assert "syncflow.kcp.io/keep" not in (dropped["metadata"].get("annotations") or {})
+    assert conditions_of(env, "apps")["Conflict"]["status"] == "False"
+    env.kcp.delete("/api/v1/namespaces/merge/configmaps/dropped")
+    wait_gone(env.pcluster, "/api/v1/namespaces/merge/configmaps/dropped", "dropped deleted downstream", env)
+    env.kcp.delete("/api/v1/namespaces/merge/configmaps/kept")
+    wait_gone(env.kcp, "/api/v1/namespaces/merge/configmaps/kept", "kept to go from the mailbox", env)
+    orphan = env.pcluster.get("/api/v1/namespaces/merge/configmaps/kept")
+    assert orphan["metadata"]["uid"] == kept["metadata"]["uid"]
+    assert orphan["metadata"]["annotations"]["syncflow.kcp.io/orphaned"] == "true"
+
+
+def test_deselection_follows_the_configs_that_selected_each_object(edge_env: EdgeEnv) -> None:
+    """A config narrowed so it no longer selects an object: its copy is deleted when that config
+    propagated deletion, kept when it did not."""
+    env = edge_env
+    env.namespace("narrow")
+    for name in ("kept", "dropped", "other"):
+        env.kcp.create("/api/v1/namespaces/narrow/configmaps", {"metadata": {"name": name}})
+
+    def selecting(*names: str) -> list[dict[str, str]]:
+        return [{"version": "v1", "kind": "ConfigMap", "namespace": "narrow", "name": n} for n in names]
+
+    env.config("narrow-keep", {"downSyncedResources": selecting("kept", "other"), "propagateDeletion": False})
+    env.config("narrow-apps", {"downSyncedResources": selecting("dropped")})
+    for name in ("kept", "dropped"):
+        wait_object(env.pcluster, f"/api/v1/namespaces/narrow/configmaps/{name}", f"{name} downsynced", env)
+    env.config("narrow-keep", {"downSyncedResources": selecting("other"), "propagateDeletion": False})
+    env.config("narrow-apps", {"downSyncedResources": selecting("other")})
+    wait_gone(env.pcluster, "/api/v1/namespaces/narrow/configmaps/dropped", "dropped deleted downstream", env)
+    wait_for(
         lambda: (
-            {
-                c["type"]: c
-                for c in (env.kcp.get(f"{CONFIGS}/merge-one").get("status") or {}).get("conditions") or []
-            }.get("Conflict", {}).get("status")
-            == "True"
-            and env.kcp.get(f"{CONFIGS}/merge-one")["status"]["conditions"]
+            not any(
+                f.startswith("edge.kcp.io/syncer-")
+                for f in env.kcp.get("/api/v1/namespaces/narrow/configmaps/kept")["metadata"].get(
+                    "finalizers"
+                )
+                or []
+            )
         ),
         timeout=30,
-        what=lambda: f"the Conflict condition on merge-one\n{env.agent.logs()}",
+        what=lambda: f"kept released in the mailbox\n{env.agent.logs()}",
     )
-    conflict = next(c for c in conditions if c["type"] == "Conflict")
-    assert "propagateDeletion: false in merge-two wins" in conflict["message"]
-    # propagateDeletion is now off for everyone: a deleted object stays downstream, marked orphaned
-    env.kcp.delete("/api/v1/namespaces/merge/configmaps/from-one")
-    wait_gone(env.kcp, "/api/v1/namespaces/merge/configmaps/from-one", "from-one to go from the mailbox", env)
-    orphan = env.pcluster.get("/api/v1/namespaces/merge/configmaps/from-one")
-    assert orphan["metadata"]["annotations"]["syncflow.kcp.io/orphaned"] == "true"
-    env.kcp.delete(f"{CONFIGS}/merge-two")
-    wait_for(lambda: not env.kcp.exists(f"{CONFIGS}/merge-two"), timeout=30, what="merge-two to go")
+    assert env.pcluster.exists("/api/v1/namespaces/narrow/configmaps/kept")
 
 
 def test_deletion_propagates_by_default(edge_env: EdgeEnv) -> None:
@@ -478,43 +515,103 @@ def test_unreachable_p_cluster_deletes_nothing_and_converges_after(edge_env: Edg
     )
 
 
-def test_reported_state_is_not_returned_when_switched_off(edge_env: EdgeEnv) -> None:
+def test_reported_state_is_not_returned_for_the_objects_of_a_config_that_switches_it_off(
+    edge_env: EdgeEnv,
+) -> None:
+    """Beside the bootstrap's empty default config and a config that returns reported state, a config
+    with returnReportedState: false gets no status back for its objects."""
     env = edge_env
     env.kcp.create(CRDS, crd("probes.acme.io", "probes", "Probe"))
     wait_for(
         lambda: env.kcp.exists("/apis/probes.acme.io/v1"), timeout=30, what="probes served in the mailbox"
     )
     env.namespace("quiet")
-    env.kcp.create(
-        "/apis/probes.acme.io/v1/namespaces/quiet/probes",
-        {"apiVersion": "probes.acme.io/v1", "kind": "Probe", "metadata": {"name": "p1"}, "spec": {}},
-    )
+    probes = "/apis/probes.acme.io/v1/namespaces/quiet/probes"
+    for name in ("silent", "loud"):
+        env.kcp.create(
+            probes,
+            {"apiVersion": "probes.acme.io/v1", "kind": "Probe", "metadata": {"name": name}, "spec": {}},
+        )
+    probe_crd = {
+        "group": "apiextensions.k8s.io",
+        "version": "v1",
+        "kind": "CustomResourceDefinition",
+        "name": "probes.probes.acme.io",
+    }
+    env.config("pc1", {})
     env.config(
         "quiet",
         {
             "downSyncedResources": [
+                probe_crd,
                 {
-                    "group": "apiextensions.k8s.io",
+                    "group": "probes.acme.io",
                     "version": "v1",
-                    "kind": "CustomResourceDefinition",
-                    "name": "probes.probes.acme.io",
+                    "kind": "Probe",
+                    "namespace": "quiet",
+                    "name": "silent",
                 },
-                {"group": "probes.acme.io", "version": "v1", "kind": "Probe", "namespace": "quiet"},
             ],
             "returnReportedState": False,
         },
     )
-    wait_object(env.pcluster, "/apis/probes.acme.io/v1/namespaces/quiet/probes/p1", "p1 downsynced", env)
-    env.pcluster.merge_patch(
-        "/apis/probes.acme.io/v1/namespaces/quiet/probes/p1/status", {"status": {"seen": True}}
+    env.config(
+        "loud",
+        {
+            "downSyncedResources": [
+                {
+                    "group": "probes.acme.io",
+                    "version": "v1",
+                    "kind": "Probe",
+                    "namespace": "quiet",
+                    "name": "loud",
+                }
+            ]
+        },
     )
-    # a later spec change still goes down, so the agent has processed p1 since the status changed
-    env.kcp.merge_patch("/apis/probes.acme.io/v1/namespaces/quiet/probes/p1", {"spec": {"v": 2}})
+    for name in ("silent", "loud"):
+        wait_object(env.pcluster, f"{probes}/{name}", f"{name} downsynced", env)
+        env.pcluster.merge_patch(f"{probes}/{name}/status", {"status": {"seen": True}})
+    wait_object(env.kcp, f"{probes}/loud", "loud's state in the mailbox", env, check=lambda o: "status" in o)
+    # a later spec change still goes down, so the agent has processed silent since its status changed
+    env.kcp.merge_patch(f"{probes}/silent", {"spec": {"v": 2}})
     wait_object(
         env.pcluster,
-        "/apis/probes.acme.io/v1/namespaces/quiet/probes/p1",
-        "p1's change downsynced",
+        f"{probes}/silent",
+        "silent's change downsynced",
         env,
         check=lambda o: o["spec"] == {"v": 2},
     )
-    assert "status" not in env.kcp.get("/apis/probes.acme.io/v1/namespaces/quiet/probes/p1")
+    assert "status" not in env.kcp.get(f"{probes}/silent")
+
+
+def test_a_crd_upsync_selector_is_refused_and_nothing_is_upsynced_for_it(edge_env: EdgeEnv) -> None:
+    env = edge_env
+    env.pcluster.create(CRDS, crd("widgets.acme.io", "widgets", "Widget"))
+    env.namespace("uplink", env.pcluster)
+    env.namespace("uplink")
+    env.pcluster.create("/api/v1/namespaces/uplink/configmaps", {"metadata": {"name": "report"}})
+    env.config(
+        "up-crd",
+        {
+            "upSyncedResources": [
+                {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+                {"version": "v1", "kind": "ConfigMap", "namespace": "uplink", "name": "report"},
+            ]
+        },
+    )
+    refused = wait_for(
+        lambda: (
+            conditions_of(env, "up-crd").get("Refused", {}).get("status") == "True"
+            and conditions_of(env, "up-crd")["Refused"]
+        ),
+        timeout=30,
+        what=lambda: f"the Refused condition on up-crd\n{env.agent.logs()}",
+    )
+    assert refused["reason"] == "OutOfScope"
+    assert "upSyncedResources[0]: CustomResourceDefinitions are never upsynced" in refused["message"]
+    assert conditions_of(env, "up-crd")["Ready"]["status"] == "True"
+    # the rest of the config applies: once its ConfigMap has come up, a CRD rule would have polled too
+    wait_object(env.kcp, "/api/v1/namespaces/uplink/configmaps/report", "report upsynced", env)
+    assert not env.kcp.exists(f"{CRDS}/widgets.acme.io")
+    assert "up:customresourcedefinitions" not in env.agent.logs()

@@ -1,13 +1,15 @@
 """All EdgeSyncConfigs of a mailbox workspace merged into one configuration (pure functions).
 
 Merge rules (deterministic, documented in docs/edge.md):
-- selectors: the union — an object is downsynced (upsynced) when any config selects it;
-- ``propagateDeletion``: false wins (an object one config wants kept downstream is never deleted);
-- ``returnReportedState``: true wins (returning status never changes the p-cluster);
+- selectors: the union — an object is downsynced (upsynced) when any config selects it; each downsync
+  selector keeps its config's ``propagateDeletion`` and ``returnReportedState``, which apply to the
+  objects it selects only (the rules decide per object, see ``syncflow.modes.edge.rules``);
+- an upsync selector naming CustomResourceDefinition is refused (CRD upsync is out of scope);
 - conversions: the union; two conversions of one upstream object to different downstream objects (or of
   two upstream objects to one downstream object) conflict, and the one of the config whose name sorts
   first wins.
-Every config whose choice lost gets a ``Conflict`` condition naming the config that won.
+Every config whose conversion lost gets a ``Conflict`` condition naming the config that won, and every
+config with a refused selector a ``Refused`` condition saying which.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ObjectRef, R
 
 TypeKey = tuple[str, str, str]
 """(group, version, kind)."""
+CRD_GROUP_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 def type_of(selector: ResourceSelector | ObjectRef) -> TypeKey:
@@ -26,17 +29,26 @@ def type_of(selector: ResourceSelector | ObjectRef) -> TypeKey:
     return selector.group, selector.version, selector.kind
 
 
+@dataclass(frozen=True)
+class Selection:
+    """A downsync selector with the switches of the config it is in."""
+
+    selector: ResourceSelector
+    propagate_deletion: bool
+    return_reported_state: bool
+
+
 @dataclass
 class Merged:
     """The effective configuration of a mailbox workspace."""
 
-    down: dict[TypeKey, list[ResourceSelector]] = field(default_factory=lambda: defaultdict(list))
+    down: dict[TypeKey, list[Selection]] = field(default_factory=lambda: defaultdict(list))
     up: dict[TypeKey, list[ResourceSelector]] = field(default_factory=lambda: defaultdict(list))
     conversions: list[Conversion] = field(default_factory=list)
-    return_reported_state: bool = True
-    propagate_deletion: bool = True
     conflicts: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     """Config name → why part of it lost."""
+    refused: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    """Config name → what of it is refused."""
 
 
 def _ref_key(ref: ObjectRef) -> tuple[str, str, str]:
@@ -47,26 +59,22 @@ def merge(configs: list[EdgeSyncConfig]) -> Merged:
     """Merge ``configs`` (any order: they are taken by name)."""
     merged = Merged()
     ordered = sorted(configs, key=lambda c: c.metadata.name or "")
-    if not ordered:
-        return merged
-    names = [c.metadata.name or "" for c in ordered]
     for config in ordered:
-        for selector in config.spec.down_synced_resources or []:
-            merged.down[type_of(selector)].append(selector)
-        for selector in config.spec.up_synced_resources or []:
+        spec, name = config.spec, config.metadata.name or ""
+        for selector in spec.down_synced_resources or []:
+            selection = Selection(selector, spec.propagate_deletion, spec.return_reported_state)
+            merged.down[type_of(selector)].append(selection)
+        for index, selector in enumerate(spec.up_synced_resources or []):
+            if (selector.group, selector.kind) == CRD_GROUP_KIND:
+                merged.refused[name].append(
+                    f"upSyncedResources[{index}]: CustomResourceDefinitions are never upsynced"
+                )
+                continue
             merged.up[type_of(selector)].append(selector)
-    merged.propagate_deletion = all(c.spec.propagate_deletion for c in ordered)
-    merged.return_reported_state = any(c.spec.return_reported_state for c in ordered)
-    for config, name in zip(ordered, names, strict=True):
-        if config.spec.propagate_deletion != merged.propagate_deletion:
-            winner = next(n for c, n in zip(ordered, names, strict=True) if not c.spec.propagate_deletion)
-            merged.conflicts[name].append(f"propagateDeletion: false in {winner} wins")
-        if config.spec.return_reported_state != merged.return_reported_state:
-            winner = next(n for c, n in zip(ordered, names, strict=True) if c.spec.return_reported_state)
-            merged.conflicts[name].append(f"returnReportedState: true in {winner} wins")
     up_taken: dict[tuple[str, str, str], tuple[str, Conversion]] = {}
     down_taken: dict[tuple[str, str, str], tuple[str, Conversion]] = {}
-    for config, name in zip(ordered, names, strict=True):
+    for config in ordered:
+        name = config.metadata.name or ""
         for conversion in config.spec.conversions or []:
             up, down = _ref_key(conversion.upstream), _ref_key(conversion.downstream)
             clash = up_taken.get(up) or down_taken.get(down)

@@ -1,7 +1,8 @@
 """Edge mode's front-end to the engine: the merged EdgeSyncConfigs as sync rules.
 
 Downsync: one rule per upstream type (``down:<plural>.<group>``) whose selector is the union of the
-configs' selectors for it; identity placement; a renamed object (a conversion within one kind) keeps its
+configs' selectors for it; each config's switches apply to the objects its selectors select
+(``switches``); identity placement; a renamed object (a conversion within one kind) keeps its
 type and gets its natural name downstream — a renamed CRD also its natural ``spec.group``; a conversion
 to another kind is a rule of its own (``down:<plural>.<group>~<name>``). A type whose CRD the p-cluster
 does not serve yet waits (pending), so CRDs are established before their objects go down.
@@ -11,13 +12,13 @@ Upsync: one polled rule per type (``up:<plural>.<group>``) from the p-cluster in
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ResourceSelector
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.modes.edge.merge import Merged, TypeKey, merge, type_of
+from syncflow.modes.edge.merge import CRD_GROUP_KIND, Merged, Selection, TypeKey, merge, type_of
 from syncflow.queue.errors import TransientError
 from syncflow.selectors import LabelSelector
 from syncflow.sync.discovery import find_resource
@@ -29,7 +30,6 @@ KCP = "kcp"
 PCLUSTER = "pcluster"
 EDGE_SYNC_CONFIGS = "/apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
 DISCOVERY_TTL = 60.0
-CRD_GROUP_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,30 @@ def upstream_form(selector: ResourceSelector, conversions: list[Conversion]) -> 
                 update={"group": up.group, "version": up.version, "kind": up.kind, "name": up.name}
             )
     return selector
+
+
+@dataclass(frozen=True)
+class Switches:
+    """A downsync rule's per-object switches: an object follows the configs whose selectors select it.
+
+    Status returns when any of them returns reported state (returning it never changes the
+    p-cluster); the copy is kept when any of them keeps it (deletion propagates only when all of them
+    propagate it, so no config's copy is deleted behind its back)."""
+
+    status: Literal["return", "none"]
+    status_for: Selector | None
+    keep: Selector | None
+
+
+def switches(selections: Sequence[Selection]) -> Switches:
+    """The switches of one rule from the selections of its type (each with its config's switches)."""
+    returning = tuple(_term(s.selector) for s in selections if s.return_reported_state)
+    kept = tuple(_term(s.selector) for s in selections if not s.propagate_deletion)
+    return Switches(
+        status="return" if returning else "none",
+        status_for=None if len(returning) in (0, len(selections)) else Selector(any_of=returning),
+        keep=Selector(any_of=kept) if kept else None,
+    )
 
 
 def _resource_name(resource: Resource) -> str:
@@ -117,13 +141,13 @@ class EdgeRules:
         EdgeSyncConfigs that are not being deleted."""
         self.merged = merged = merge(self.configs())
         entries: dict[str, RuleEntry] = {}
-        down: dict[TypeKey, list[ResourceSelector]] = {}
-        for selectors in merged.down.values():
-            for selector in selectors:
-                converted = upstream_form(selector, merged.conversions)
-                down.setdefault(type_of(converted), []).append(converted)
-        for key, selectors in sorted(down.items()):
-            entries.update(self._down(key, selectors, merged))
+        down: dict[TypeKey, list[Selection]] = {}
+        for selections in merged.down.values():
+            for selection in selections:
+                converted = upstream_form(selection.selector, merged.conversions)
+                down.setdefault(type_of(converted), []).append(replace(selection, selector=converted))
+        for key, found in sorted(down.items()):
+            entries.update(self._down(key, found, merged))
         for key, selectors in sorted(merged.up.items()):
             entries.update(self._up(key, selectors))
         return entries
@@ -142,7 +166,7 @@ class EdgeRules:
         self._found[(api.host, key)] = (now, found)
         return found
 
-    def _down(self, key: TypeKey, selectors: list[ResourceSelector], merged: Merged) -> dict[str, RuleEntry]:
+    def _down(self, key: TypeKey, selections: list[Selection], merged: Merged) -> dict[str, RuleEntry]:
         upstream = self._resolve(self.mailbox_api, key, "mailbox workspace")
         if isinstance(upstream, str):
             return {f"down:{key[2].lower()}.{key[0]}": RuleEntry.pending(upstream)}
@@ -153,12 +177,14 @@ class EdgeRules:
         entries: dict[str, RuleEntry] = {}
         downstream = self._resolve(self.pcluster_api, key, "p-cluster")
         base = Selector(
-            any_of=tuple(_term(s) for s in selectors), exclude_names=tuple(c.upstream.name for c in others)
+            any_of=tuple(_term(s.selector) for s in selections),
+            exclude_names=tuple(c.upstream.name for c in others),
         )
+        per_object = switches(selections)
         entries[name] = (
             RuleEntry.pending(downstream)
             if isinstance(downstream, str)
-            else RuleEntry.ready(self._down_rule(name, upstream, downstream, base, renames, merged))
+            else RuleEntry.ready(self._down_rule(name, upstream, downstream, base, renames, per_object))
         )
         for conversion in others:
             target_key = type_of(conversion.downstream)
@@ -169,7 +195,7 @@ class EdgeRules:
                 continue
             only = Selector(names=(conversion.upstream.name,))
             entries[rule_name] = RuleEntry.ready(
-                self._down_rule(rule_name, upstream, target, only, [conversion], merged)
+                self._down_rule(rule_name, upstream, target, only, [conversion], per_object)
             )
         return entries
 
@@ -180,7 +206,7 @@ class EdgeRules:
         downstream: Resource,
         selector: Selector,
         conversions: list[Conversion],
-        merged: Merged,
+        per_object: Switches,
     ) -> SyncRule:
         renames = {c.upstream.name: c.downstream.name for c in conversions}
         crd_groups = tuple(
@@ -196,10 +222,12 @@ class EdgeRules:
             selector=selector,
             placement=IdentityPlacement(names=renames),
             transforms=crd_groups,
-            status="return" if merged.return_reported_state else "none",
-            deletion="propagate" if merged.propagate_deletion else "orphan",
-            unmatched="delete" if merged.propagate_deletion else "keep",
-            release="delete" if merged.propagate_deletion else "keep",
+            status=per_object.status,
+            status_for=per_object.status_for,
+            deletion="propagate",
+            unmatched="delete",
+            release="delete",
+            keep=per_object.keep,
             finalizer=self.mailbox.finalizer,
             state_namespace=self.state_namespace,
         )

@@ -1,6 +1,6 @@
 """The EdgeSyncConfigs' status and lifecycle: whether each is valid and applied, where merging overrode
-it, which of its objects are in conflict or parked; syncflow's finalizer on each while it lives, and
-the release of what it selected when it is deleted."""
+it, what of it is refused, which of its objects are in conflict or parked; syncflow's finalizer on each
+while it lives, and the release of what it selected when it is deleted."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ logger = logging.getLogger("syncflow.edge")
 Obj = dict[str, Any]
 
 
-def _status(obj: Obj, down: int, up: int, conflicts: list[str] | None, error: str | None) -> Obj:
+def _status(
+    obj: Obj, down: int, up: int, conflicts: list[str] | None, refused: list[str] | None, error: str | None
+) -> Obj:
     old = obj.get("status") or {}
     generation = int(obj["metadata"].get("generation", 0))
     conditions = old.get("conditions")
@@ -40,6 +42,14 @@ def _status(obj: Obj, down: int, up: int, conflicts: list[str] | None, error: st
         bool(conflicts),
         "Overridden" if conflicts else "NoConflict",
         "; ".join(conflicts or []) or "no other EdgeSyncConfig disagrees with this one",
+        generation,
+    )
+    conditions = set_condition(
+        conditions,
+        "Refused",
+        bool(refused),
+        "OutOfScope" if refused else "NothingRefused",
+        "; ".join(refused or []) or "every selector applies",
         generation,
     )
     return {**old, "conditions": conditions, "downSyncedTypes": down, "upSyncedTypes": up}
@@ -112,7 +122,12 @@ class EdgeConfigs:
         for obj in objects:
             name = obj["metadata"]["name"]
             status = _status(
-                obj, len(merged.down), len(merged.up), merged.conflicts.get(name), errors.get(name)
+                obj,
+                len(merged.down),
+                len(merged.up),
+                merged.conflicts.get(name),
+                merged.refused.get(name),
+                errors.get(name),
             )
             if name in valid:
                 mine = trouble.total(found, _rules_of(valid[name], ready))

@@ -137,7 +137,7 @@ def _copy_is_current(s: Sync, key: ObjectKey, obj: Obj, copy: Obj, secret: Obj |
         return
     last = state.read_state(secret, state.state_key(key.cluster, "", key.namespace, key.name))
     try:
-        current = managed_content(transforms.apply(s.rule.transforms, obj, copy))
+        current = managed_content(transforms.of_rule(s.rule, obj, copy))
     except MutationError as exc:
         raise PermanentError(f"cannot mutate {key}: {exc}") from exc
     if last is None or state.go_json(last) != state.go_json(current):
