@@ -610,7 +610,7 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
     when they differ."""
     if not _returns_status(s.rule):
         return
-    if obj is None and copy is None and filters_copy_changes(s.rule):
+    if obj is None and copy is None and s.rule.status_for is None and filters_copy_changes(s.rule):
         delivered = _delivered_copy(s, key)
         if delivered is not None:
             _replace_status(s, key, delivered)
