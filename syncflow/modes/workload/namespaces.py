@@ -20,7 +20,6 @@ from syncflow.logs import log_event
 from syncflow.modes.workload.rules import Workspace
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync.metadata import AGENT_LABEL
-from syncflow.sync.reconciler import get_or_none
 from syncflow.sync.rule import NamespaceMapping, Resource
 
 logger = logging.getLogger("syncflow.workload")
@@ -51,13 +50,18 @@ def collect(
     annotation = NamespaceMapping().locator_annotation
     namespaced = [r for r in resources if r.namespaced]
     deleted = []
+    upstream_names: set[str] | None = None  # kcp's namespaces, listed once when a mapped one is seen
     for namespace in physical.get("/api/v1/namespaces").get("items") or []:
         meta = namespace["metadata"]
         upstream = _upstream_namespace((meta.get("annotations") or {}).get(annotation), workspace)
         if upstream is None or meta.get("deletionTimestamp"):
             continue
+        if upstream_names is None:
+            upstream_names = {
+                item["metadata"]["name"] for item in kcp.get("/api/v1/namespaces").get("items") or []
+            }
         marker = f"{agent_prefix(agent)}ns-empty:{meta['name']}"
-        if get_or_none(kcp, f"/api/v1/namespaces/{upstream}") is not None or any(
+        if upstream in upstream_names or any(
             physical.get(r.path(meta["name"]), labelSelector=f"{AGENT_LABEL}={agent}", limit="1").get("items")
             for r in namespaced
         ):
