@@ -82,3 +82,32 @@ def published_resources(count: int) -> None:
     from syncflow.metrics import instruments
 
     instruments.PUBLISHED_RESOURCES.set(count)
+
+
+def queue_added(queue: str, keys: int) -> None:
+    """The keyed work queue ``queue`` newly marked ``keys`` keys dirty (client-go's adds)."""
+    if keys:
+        from syncflow.metrics import instruments
+
+        instruments.WORKQUEUE_ADDS.labels(queue).inc(keys)
+
+
+def queue_waited(queue: str, seconds: float) -> None:
+    """A key of ``queue`` was claimed after being pending for ``seconds``."""
+    from syncflow.metrics import instruments
+
+    instruments.WORKQUEUE_QUEUE_DURATION.labels(queue).observe(seconds)
+
+
+def queue_worked(queue: str, seconds: float) -> None:
+    """A key of ``queue`` was released ``seconds`` after its claim."""
+    from syncflow.metrics import instruments
+
+    instruments.WORKQUEUE_WORK_DURATION.labels(queue).observe(seconds)
+
+
+def queue_retried(queue: str) -> None:
+    """A run of a key of ``queue`` failed and the queue runs the key again."""
+    from syncflow.metrics import instruments
+
+    instruments.WORKQUEUE_RETRIES.labels(queue).inc()
