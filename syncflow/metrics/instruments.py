@@ -1,8 +1,8 @@
 """The metrics syncflow records. Names follow kcp's TMC syncer (``syncer_*``), api-syncagent
-(``sync_agent_*``), client-go and controller-runtime (``workqueue_*``, with their help texts) and
-syncflow's own (``syncflow_*``); labels are
-bounded: a resource is a rule's group-resource, never an object's name, a work queue's ``name`` is
-one of the keyed queues.
+(``sync_agent_*``), client-go and controller-runtime (``workqueue_*``, ``rest_client_*``,
+``leader_election_*``, with their help texts) and syncflow's own (``syncflow_*``). Labels are
+bounded: a resource is a rule's group-resource, never an object's name; a work queue's ``name`` is
+one of the keyed queues; a host is an API server's ``host:port``.
 
 Importing this module creates the metrics: import it only after ``multiprocess.prepare`` (workers),
 which ``record`` does by importing it on first use.
@@ -86,4 +86,16 @@ WORKQUEUE_RETRIES = Counter(
     "workqueue_retries",
     "Total number of retries handled by workqueue",
     ["name"],
+)
+REST_REQUESTS = Counter(
+    "rest_client_requests",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+    ["code", "method", "host"],
+)
+LEADER = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+    "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    ["name"],
+    multiprocess_mode="livemostrecent",
 )

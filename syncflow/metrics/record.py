@@ -11,6 +11,8 @@ Direction = Literal["spec", "status", "delete", "upsync"]
 HeartbeatResult = Literal["ok", "unreachable", "failed"]
 ERROR_KINDS = {"transient": "transient", "permanent": "permanent"}
 """Queue outcomes that are their own error kind; every other failure is ``error``."""
+NO_ANSWER = "<error>"
+"""The ``code`` of a request that got no answer (client-go's)."""
 
 
 def wrote(resource: str, direction: Direction) -> None:
@@ -111,3 +113,18 @@ def queue_retried(queue: str) -> None:
     from syncflow.metrics import instruments
 
     instruments.WORKQUEUE_RETRIES.labels(queue).inc()
+
+
+def request(method: str, host: str, status: int | None) -> None:
+    """One HTTP request to an API server at ``host`` (``host:port``) and its answer's status (None: no
+    answer)."""
+    from syncflow.metrics import instruments
+
+    instruments.REST_REQUESTS.labels(NO_ANSWER if status is None else str(status), method, host).inc()
+
+
+def leading(lease: str, leader: bool) -> None:
+    """Whether this process holds the Lease named ``lease`` now."""
+    from syncflow.metrics import instruments
+
+    instruments.LEADER.labels(lease).set(1 if leader else 0)
