@@ -110,6 +110,10 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
     from syncflow.paths import state_dir
     from syncflow.preflight import PreflightError, check_endpoints
 
+    if settings.metrics_address and role in ("all", "worker"):  # before the checks' requests count
+        from syncflow.metrics import multiprocess
+
+        multiprocess.prepare("agent" if role == "all" else "worker")
     try:
         check_endpoints(settings)
         check()

@@ -370,6 +370,10 @@ def worker(
     from syncflow.queue.processes import run_worker
 
     settings = _settings(config_file, **flags)
+    if settings.metrics_address:  # before any metric exists: the preflight's requests count already
+        from syncflow.metrics import multiprocess
+
+        multiprocess.prepare("worker")
     _preflight(settings, "worker")
     run_worker(
         settings,

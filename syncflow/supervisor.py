@@ -45,7 +45,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 @dataclass
 class Supervisor:
-    """Runs an agent's roles as children of this process and keeps them running."""
+    """Runs an agent's roles as children of this process and keeps them running. With a metrics
+    address, ``multiprocess.prepare`` must have run first (``syncflow.agentcli.run``)."""
 
     settings: Settings
     workdir: Path
@@ -81,8 +82,7 @@ class Supervisor:
             signal.signal(sig, lambda *_: self.stop.set())
         metrics = None
         try:
-            if self.settings.metrics_address:
-                multiprocess.prepare("agent")  # before any role starts: they inherit the directory
+            if self.settings.metrics_address:  # the roles inherit the group's directory
                 from syncflow.metrics import exposition
 
                 metrics = exposition.serve(self.settings, "all")

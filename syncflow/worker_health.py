@@ -59,10 +59,9 @@ class WorkerReadiness:
 
 
 def observe(settings: Settings) -> None:
-    """Before the worker starts (in its master): metrics of every child, then the servers asked for."""
+    """Before the worker starts (in its master): metrics of every child, then the servers asked for.
+    With a metrics address, ``multiprocess.prepare`` must have run before any metric existed."""
     serving_metrics = bool(settings.metrics_address)
-    if serving_metrics:
-        multiprocess.prepare("worker")
     if serving_metrics or multiprocess.directory():  # alone, or one role of an all-in-one agent
         celery_metrics.connect()
     if serving_metrics:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import orjson
 import urllib3
@@ -48,6 +49,12 @@ def resource_path(group: str, version: str, plural: str, namespace: str = "", na
     return path
 
 
+@lru_cache(maxsize=256)
+def host_of(url: str) -> str:
+    """The ``host:port`` of an endpoint URL, as client-go's request metrics name it."""
+    return urlsplit(url).netloc
+
+
 def encode(api: ApiClient, body: Any) -> bytes:
     """A request body as JSON: orjson, else the client's own serialisation (e.g. for its model objects
     or an integer past 64 bits)."""
@@ -74,6 +81,7 @@ class JsonApi:
     ``endpoint`` name, each request's outcome is that endpoint's connection status (metrics).
     ``prefix`` goes before every request's path (e.g. ``/clusters/<name>``): the endpoints of many
     kcp logical clusters served at one URL then share one client and its kept-alive connections.
+    Every request counts in ``rest_client_requests_total`` by its answer's status, method and host.
     """
 
     def __init__(
@@ -106,7 +114,13 @@ class JsonApi:
         """Send one request without a body through the client's urllib3 pool and return the unread
         response (a watch stream); transport failures raise urllib3's errors, any status returns."""
         target, headers, _ = self._prepare(method, path, query, None, "")
-        return self._through_pool(method, target, headers, None, timeout, preload=False)
+        try:
+            response = self._through_pool(method, target, headers, None, timeout, preload=False)
+        except TRANSPORT_ERRORS:
+            metrics.request(method, self._host(), None)
+            raise
+        metrics.request(method, self._host(), response.status)
+        return response
 
     def request(
         self,
@@ -130,16 +144,21 @@ class JsonApi:
                 raw = self._through_pool(method, target, headers, payload, timeout, preload=True)
                 answer = Answer(raw.status, raw.reason or "", raw.headers, raw.data)
         except TRANSPORT_ERRORS as exc:
+            metrics.request(method, self._host(), None)
             metrics.connection(self.endpoint, False)
             if self.endpoint:  # keys that fail for it are retried as soon as the endpoint answers again
                 exc.cause = f"{UNREACHABLE}{self.endpoint}"  # type: ignore[union-attr]
             raise
+        metrics.request(method, self._host(), answer.status)
         metrics.connection(self.endpoint, answer.status not in UNAVAILABLE)
         if not 200 <= answer.status <= 299:  # redirects are not followed: an API server sends none
             error = ApiException(http_resp=answer)
             error.endpoint = self.endpoint  # type: ignore[attr-defined]  # which side refused
             raise error
         return decode(answer.data) if answer.data else {}
+
+    def _host(self) -> str:
+        return host_of(str(self.api.configuration.host))
 
     def _prepare(
         self,

@@ -4,7 +4,8 @@ A candidate takes the Lease when it is free or when its record has not changed f
 ``leaseDurationSeconds`` as seen on the candidate's own clock (no clock-skew assumptions). The
 leader renews every ``retry_period``; writes carry the resourceVersion read, so a ``409`` means
 another candidate won. A leader that cannot renew within ``renew_deadline`` stops leading and
-becomes a candidate again; a clean stop releases the Lease so a standby takes over at once.
+becomes a candidate again; a clean stop releases the Lease so a standby takes over at once. The
+gauge ``leader_election_master_status{name="<Lease>"}`` is 1 while leading, else 0 (client-go's).
 
 Errors reaching the Lease are logged once per distinct error, then at most every
 ``complain_every`` seconds, and ``healthy`` says whether the Lease was read or written lately. A
@@ -27,6 +28,7 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.neterrors import describe, network_reason
 
 logger = logging.getLogger(__name__)
@@ -106,15 +108,18 @@ class LeaderElector:
     ) -> None:
         """Campaign, lead and renew until ``stop`` is set; the callbacks must return promptly.
         Raises ``LeaderElectionError`` (after stopping to lead) when election cannot work."""
+        metrics.leading(self.name, False)
         while not stop.is_set():
             if self._attempt():
                 self._leader.set()
+                metrics.leading(self.name, True)
                 log_event(logger, "leader.started", lease=self.name, identity=self.identity)
                 on_started()
                 try:
                     self._lead(stop)
                 finally:
                     self._leader.clear()
+                    metrics.leading(self.name, False)
                     log_event(logger, "leader.stopped", lease=self.name, identity=self.identity)
                     on_stopped()
             else:

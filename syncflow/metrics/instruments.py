@@ -1,6 +1,8 @@
 """The metrics syncflow records. Names follow kcp's TMC syncer (``syncer_*``), api-syncagent
-(``sync_agent_*``) and syncflow's own (``syncflow_*``); labels are bounded: a resource is a rule's
-group-resource, never an object's name.
+(``sync_agent_*``), client-go and controller-runtime (``workqueue_*``, ``rest_client_*``,
+``leader_election_*``, with their help texts) and syncflow's own (``syncflow_*``). Labels are
+bounded: a resource is a rule's group-resource, never an object's name; a work queue's ``name`` is
+one of the keyed queues; a host is an API server's ``host:port``.
 
 Importing this module creates the metrics: import it only after ``multiprocess.prepare`` (workers),
 which ``record`` does by importing it on first use.
@@ -12,6 +14,9 @@ from prometheus_client import Counter, Gauge, Histogram
 
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Seconds; the last bucket is the default task time limit."""
+WORKQUEUE_BUCKETS = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+"""Seconds: the bounds of controller-runtime's workqueue buckets from a millisecond up (the queue
+measures time in milliseconds), so queries on its ``le`` values work alike."""
 
 RESOURCES_SYNCED = Counter(
     "syncer_resources_synced",
@@ -58,5 +63,39 @@ RULE_READY = Gauge(
 PUBLISHED_RESOURCES = Gauge(
     "sync_agent_published_resource",
     "Number of PublishedResources currently managed by this syncagent instance (api-syncagent's gauge).",
+    multiprocess_mode="livemostrecent",
+)
+WORKQUEUE_ADDS = Counter(
+    "workqueue_adds",
+    "Total number of adds handled by workqueue",
+    ["name"],
+)
+WORKQUEUE_QUEUE_DURATION = Histogram(
+    "workqueue_queue_duration_seconds",
+    "How long in seconds an item stays in workqueue before being requested",
+    ["name"],
+    buckets=WORKQUEUE_BUCKETS,
+)
+WORKQUEUE_WORK_DURATION = Histogram(
+    "workqueue_work_duration_seconds",
+    "How long in seconds processing an item from workqueue takes.",
+    ["name"],
+    buckets=WORKQUEUE_BUCKETS,
+)
+WORKQUEUE_RETRIES = Counter(
+    "workqueue_retries",
+    "Total number of retries handled by workqueue",
+    ["name"],
+)
+REST_REQUESTS = Counter(
+    "rest_client_requests",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+    ["code", "method", "host"],
+)
+LEADER = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+    "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    ["name"],
     multiprocess_mode="livemostrecent",
 )

@@ -31,7 +31,8 @@ def _never_publish(messages: Sequence[tuple[ObjectKey, str]]) -> None:
 
 
 class QueueCollector(Collector):
-    """``syncflow_queue_keys{queue,state}``, ``syncflow_queue_messages{queue}`` and ``syncflow_redis_up``."""
+    """``syncflow_queue_keys{queue,state}``, ``workqueue_depth{name}`` (controller-runtime's: the
+    pending keys of each keyed queue), ``syncflow_queue_messages{queue}`` and ``syncflow_redis_up``."""
 
     def __init__(self, settings: Settings, redis: Redis | None = None) -> None:
         redis = redis or connect_redis(
@@ -69,6 +70,10 @@ class QueueCollector(Collector):
             for state in STATES:
                 keys.add_metric([queue.queue, state], getattr(queue, state))
         yield keys
+        depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=["name"])
+        for queue in stats:
+            depth.add_metric([queue.queue], queue.pending)
+        yield depth
         messages = GaugeMetricFamily(
             "syncflow_queue_messages",
             "Messages waiting in each Celery queue's broker list.",

@@ -11,6 +11,8 @@ Direction = Literal["spec", "status", "delete", "upsync"]
 HeartbeatResult = Literal["ok", "unreachable", "failed"]
 ERROR_KINDS = {"transient": "transient", "permanent": "permanent"}
 """Queue outcomes that are their own error kind; every other failure is ``error``."""
+NO_ANSWER = "<error>"
+"""The ``code`` of a request that got no answer (client-go's)."""
 
 
 def wrote(resource: str, direction: Direction) -> None:
@@ -82,3 +84,47 @@ def published_resources(count: int) -> None:
     from syncflow.metrics import instruments
 
     instruments.PUBLISHED_RESOURCES.set(count)
+
+
+def queue_added(queue: str, keys: int) -> None:
+    """The keyed work queue ``queue`` newly marked ``keys`` keys dirty (client-go's adds)."""
+    if keys:
+        from syncflow.metrics import instruments
+
+        instruments.WORKQUEUE_ADDS.labels(queue).inc(keys)
+
+
+def queue_waited(queue: str, seconds: float) -> None:
+    """A key of ``queue`` was claimed after being pending for ``seconds``."""
+    from syncflow.metrics import instruments
+
+    instruments.WORKQUEUE_QUEUE_DURATION.labels(queue).observe(seconds)
+
+
+def queue_worked(queue: str, seconds: float) -> None:
+    """A key of ``queue`` was released ``seconds`` after its claim."""
+    from syncflow.metrics import instruments
+
+    instruments.WORKQUEUE_WORK_DURATION.labels(queue).observe(seconds)
+
+
+def queue_retried(queue: str) -> None:
+    """A run of a key of ``queue`` failed and the queue runs the key again."""
+    from syncflow.metrics import instruments
+
+    instruments.WORKQUEUE_RETRIES.labels(queue).inc()
+
+
+def request(method: str, host: str, status: int | None) -> None:
+    """One HTTP request to an API server at ``host`` (``host:port``) and its answer's status (None: no
+    answer)."""
+    from syncflow.metrics import instruments
+
+    instruments.REST_REQUESTS.labels(NO_ANSWER if status is None else str(status), method, host).inc()
+
+
+def leading(lease: str, leader: bool) -> None:
+    """Whether this process holds the Lease named ``lease`` now."""
+    from syncflow.metrics import instruments
+
+    instruments.LEADER.labels(lease).set(1 if leader else 0)

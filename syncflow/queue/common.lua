@@ -6,14 +6,17 @@
 -- errors and expired leases, never transient ones), C cause of a failing key, CX index of causes
 -- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range),
 -- LT events that came while a key was leased ("<origin>=<rv>" lines, or "*" for any other), SN the
--- newest watch snapshot of a sync key's source object (syncflow.snapshots), then what the agent's
--- queues share: its own writes (OW origin -> the resourceVersions of its last few writes, space-separated;
--- OX origin by expiry) and its rule
+-- newest watch snapshot of a key's object (syncflow.snapshots), Q when each pending key became
+-- pending (ms; a republished or rescanned message keeps it), then what the agent's queues share: its
+-- own writes (OW origin -> the resourceVersions of its last few writes, space-separated; OX origin by
+-- expiry) and its rule
 -- registry RULES (rule name -> entry, written by the watcher).
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
-local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, OW, OX, RULES =
+local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, Q, OW, OX, RULES =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11],
-  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
+  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
+
+local added = 0 -- keys this script call newly marked dirty (client-go's "adds"), for the caller's metrics
 
 local MAX_LEASED_EVENTS = 2048 -- bytes of LT per key; past it the key is simply dirty ("*")
 -- resourceVersions kept per object written: one run may write an object more than once (its finalizer,
@@ -123,6 +126,7 @@ end
 
 local function make_pending(k, now)
   redis.call('ZADD', P, now, k)
+  redis.call('HSET', Q, k, now)
   return lane_of(k)
 end
 
@@ -159,6 +163,7 @@ local function add(k, bulk, now, event)
     return 0
   end
   redis.call('SADD', D, k)
+  added = added + 1
   redis.call('ZREM', W, k)
   if bulk then redis.call('SADD', BK, k) else redis.call('SREM', BK, k) end
   if deadline and not expired then return 0 end -- leased: done() republishes it

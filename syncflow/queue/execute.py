@@ -16,6 +16,7 @@ from syncflow import echoes, ruleentries, snapshots
 from syncflow.deadline import deadline
 from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.logs import log_event
+from syncflow.metrics import record as metrics
 from syncflow.neterrors import describe
 from syncflow.queue.errors import RequeueAfter, classify
 from syncflow.queue.registry import rule_of
@@ -161,6 +162,8 @@ def _run_key(
         level = logging.INFO if taken.claim is Claim.GONE else logging.DEBUG
         log_event(logger, "task.skipped", level=level, key=raw_key, reason=taken.claim.value)
         return RunReport(taken.claim.value), None
+    if taken.waited is not None:
+        metrics.queue_waited(queue.name, taken.waited)
 
     started = time.monotonic()
     error: Exception | None = None
@@ -185,6 +188,10 @@ def _run_key(
         result, next_claim = queue.finish_claim(key, token, end, following)
     else:
         result = queue.finish(key, token, end)
+    worked = time.monotonic() - started
+    metrics.queue_worked(queue.name, worked)
+    if result.retried:
+        metrics.queue_retried(queue.name)
     try:
         service.publish(queue.name, [(key, result.lane)])
     except BaseException:
@@ -196,7 +203,7 @@ def _run_key(
         "key": raw_key,
         "outcome": outcome.value,
         "state": result.state,
-        "duration_ms": round((time.monotonic() - started) * 1000, 1),
+        "duration_ms": round(worked * 1000, 1),
     }
     if result.attempts:
         fields["attempts"] = result.attempts
@@ -239,6 +246,8 @@ def out_of_time(
 def _timed_out(service: QueueService, key: ObjectKey, token: str, error: Exception) -> None:
     queue = service.queue_for(key)
     result = queue.done(key, token, Outcome.TRANSIENT, error=_payload(error, Outcome.TRANSIENT))
+    if result.retried:
+        metrics.queue_retried(queue.name)
     service.publish(queue.name, [(key, result.lane)])
     log_event(
         logger,

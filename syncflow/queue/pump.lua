@@ -3,13 +3,14 @@
 -- 1. delayed keys that are due go through add; 2. expired leases count as a failed attempt and
 -- are requeued (or parked past max attempts); 3. pending keys whose message the last broker scan
 -- proved lost (sent at least grace before the scan began, not seen by it) are published again.
--- Returns {now, promoted, expired, republished, overdue, key1, lane1, key2, lane2, ...}; overdue
--- counts pending keys older than grace that no scan has proved lost yet.
+-- Returns {now, promoted, expired, republished, overdue, added, key1, lane1, key2, lane2, ...}; overdue
+-- counts pending keys older than grace that no scan has proved lost yet, added the promoted keys that
+-- were newly marked dirty.
 local grace, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local base, cap, max_attempts = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local verified = tonumber(ARGV[6])
 local now = now_ms()
-local out = {now, 0, 0, 0, 0}
+local out = {now, 0, 0, 0, 0, 0}
 local function emit(k, lane)
   if lane > 0 then
     out[#out + 1] = k
@@ -49,4 +50,5 @@ end
 out[4] = #lost
 redis.call('HINCRBY', S, 'republished', #lost)
 out[5] = redis.call('ZCOUNT', P, '-inf', '(' .. (now - grace))
+out[6] = added
 return out

@@ -21,7 +21,7 @@ _LEASE_SCRIPTS = {
     "done_claim": (
         "local r = done(ARGV, 4)\n"
         "local c = claim(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4])\n"
-        "return {r[1], r[2], r[3], r[4], c[1], c[2], c[3]}"
+        "return {r[1], r[2], r[3], r[4], c[1], c[2], c[3], c[4]}"
     ),
 }
 

@@ -16,6 +16,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from syncflow import echoes, snapshots
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
+from syncflow.metrics import record as metrics
 from syncflow.queue.layout import QueueLayout
 from syncflow.queue.registry import rule_of
 from syncflow.queue.scripts import Scripts
@@ -52,11 +53,13 @@ class Outcome(StrEnum):
 @dataclass(frozen=True)
 class Taken:
     """A claim and what it handed over: the key's snapshot (``syncflow.snapshots``) and its rule's
-    registry entry (``syncflow.ruleentries``), each "" for none."""
+    registry entry (``syncflow.ruleentries``), each "" for none, and how long (s) the key was pending
+    (None: not known, or not claimed now)."""
 
     claim: Claim
     snapshot: str = ""
     rule_entry: str = ""
+    waited: float | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,11 @@ class DoneResult:
     attempts: int
     delay: float
     lane: Lane
+
+    @property
+    def retried(self) -> bool:
+        """The run failed and the key runs again: backing off, or at once (dirtied meanwhile)."""
+        return self.attempts > 0 and self.state in ("backoff", "requeued")
 
 
 @dataclass(frozen=True)
@@ -194,7 +202,8 @@ class WorkQueue:
         event = [origin.token, origin.resource_version] if origin else ["", ""]
         snapshot = "" if bulk else snapshots.encoded_event()
         args: list[str | int] = [int(bulk), *event, snapshot, snapshots.MAX_SNAPSHOTS, *map(str, keys)]
-        lanes = self._scripts.add(self._keys, args)
+        *lanes, added = self._scripts.add(self._keys, args)
+        metrics.queue_added(self.name, int(added))
         return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
 
     def claim(self, key: ObjectKey, token: str) -> Claim:
@@ -260,7 +269,8 @@ class WorkQueue:
         the broker scan begun at ``verified`` (Redis ms) proved lost: sent ``grace`` seconds or more
         before it began, and not seen by it."""
         args = [round(grace * 1000), self._settings.pump_batch, *self._tuning, verified]
-        now, promoted, expired, republished, overdue, *flat = self._scripts.pump(self._keys, args)
+        now, promoted, expired, republished, overdue, added, *flat = self._scripts.pump(self._keys, args)
+        metrics.queue_added(self.name, int(added))
         publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
         return PumpResult(int(now), int(promoted), int(expired), int(republished), int(overdue), publish)
 
@@ -273,13 +283,15 @@ class WorkQueue:
 
     def replay(self, key: ObjectKey | str) -> Lane | None:
         """Unpark a parked key and add it as an event; ``None`` if it was not parked."""
-        lane = int(self._scripts.replay(self._keys, [str(key)]))
-        return None if lane < 0 else Lane(lane)
+        lane, added = self._scripts.replay(self._keys, [str(key)])
+        metrics.queue_added(self.name, int(added))
+        return None if int(lane) < 0 else Lane(int(lane))
 
     def replay_cause(self, cause: str, limit: int) -> tuple[int, list[tuple[ObjectKey, Lane]]]:
         """Retry up to ``limit`` keys failing for ``cause`` (parked or backing off) as events;
         returns how many keys left the cause's index and the messages to publish."""
-        taken, *flat = self._scripts.replay_cause(self._keys, [cause, limit])
+        taken, added, *flat = self._scripts.replay_cause(self._keys, [cause, limit])
+        metrics.queue_added(self.name, int(added))
         publish = [(ObjectKey.parse(_text(flat[i])), Lane(int(flat[i + 1]))) for i in range(0, len(flat), 2)]
         return int(taken), publish
 
@@ -346,8 +358,9 @@ def _text(value: bytes | str) -> str:
 
 
 def _taken(reply: Sequence[Any]) -> Taken:
-    state, snapshot, rule = reply
-    return Taken(Claim(_text(state)), _text(snapshot), _text(rule))
+    state, snapshot, rule, waited_ms = reply
+    waited = int(waited_ms) / 1000 if int(waited_ms) >= 0 else None
+    return Taken(Claim(_text(state)), _text(snapshot), _text(rule), waited)
 
 
 def _done_result(reply: Sequence[Any]) -> DoneResult:

@@ -343,6 +343,13 @@ def test_dashboard_queries_the_agreed_metric_names() -> None:
         "syncer_sync_errors_total",
         "syncer_heartbeat_total",
         "syncer_connection_status",
+        "workqueue_depth",
+        "workqueue_adds_total",
+        "workqueue_queue_duration_seconds_bucket",
+        "workqueue_work_duration_seconds_bucket",
+        "workqueue_retries_total",
+        "rest_client_requests_total",
+        "leader_election_master_status",
     ):
         assert metric in expressions, metric
     assert 'state="parked"' in expressions
@@ -351,6 +358,8 @@ def test_dashboard_queries_the_agreed_metric_names() -> None:
             if "syncflow_queue_keys" in target["expr"] or "syncflow_queue_messages" in target["expr"]:
                 # every process of an agent reports the same Redis figures: never add them up
                 assert "max by (agent, queue" in target["expr"], target["expr"]
+            if "workqueue_depth" in target["expr"]:
+                assert "max by (agent, name)" in target["expr"], target["expr"]
 
 
 def test_chart_crds_are_the_codes_crds() -> None:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from prometheus_client import REGISTRY
 
 from syncflow.kube.clients import KubeconfigError, for_cluster, for_url, load_client
 from syncflow.kube.jsonapi import JsonApi, decode, encode
+from syncflow.kube.transport import TRANSPORT_ERRORS
 from tests.kube.conftest import close_client
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 
@@ -144,3 +149,38 @@ def test_bodies_encode_with_orjson_or_else_as_the_client_does() -> None:
         assert encode(api, {"spec": {"n": 2**70}}) == b'{"spec": {"n": 1180591620717411303424}}'
     finally:
         close_client(api)
+
+
+def test_every_request_counts_by_status_method_and_host(
+    api: client.ApiClient, devcluster: DevclusterProcess
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        refused = f"127.0.0.1:{closed.getsockname()[1]}"
+    served = urlsplit(devcluster.url).netloc
+    counted = [
+        ("201", "POST", served),
+        ("200", "GET", served),
+        ("404", "GET", served),
+        ("<error>", "GET", refused),
+    ]
+
+    def counts() -> list[float]:
+        return [
+            REGISTRY.get_sample_value("rest_client_requests_total", {"code": c, "method": m, "host": h})
+            or 0.0
+            for c, m, h in counted
+        ]
+
+    before = counts()
+    json = JsonApi(api)
+    configmaps = "/api/v1/namespaces/default/configmaps"
+    name = f"counted-{uuid.uuid4().hex[:8]}"
+    json.create(configmaps, {"metadata": {"name": name}})
+    json.get(f"{configmaps}/{name}")
+    assert not json.exists(f"{configmaps}/{name}-missing")
+    stream = json.send("GET", configmaps, query=[("watch", "1"), ("timeoutSeconds", "1")])
+    stream.close()
+    with pytest.raises(TRANSPORT_ERRORS):
+        JsonApi(for_url(api, f"http://{refused}")).get(configmaps)
+    assert [after - was for after, was in zip(counts(), before, strict=True)] == [1, 2, 1, 1]

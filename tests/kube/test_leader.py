@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from kubernetes import client
+from prometheus_client import REGISTRY
 
 from syncflow.kube.clients import for_url, load_client
 from syncflow.kube.jsonapi import JsonApi
@@ -135,6 +136,20 @@ def test_clean_stop_releases_so_the_standby_takes_over_at_once(
     finally:
         standby.halt()
     assert lease_spec(api, lease_name).get("holderIdentity") in (None, "")
+
+
+def test_the_leader_status_gauge_is_one_while_leading_and_zero_after(
+    lease_name: str, candidates: list[Candidate]
+) -> None:
+    def status() -> float | None:
+        return REGISTRY.get_sample_value("leader_election_master_status", {"name": lease_name})
+
+    _, b = candidates
+    b.start()
+    wait_for(lambda: b.elector.is_leader, what="b to lead")
+    assert status() == 1
+    b.halt()
+    assert status() == 0
 
 
 def test_rejects_inconsistent_durations(api: client.ApiClient) -> None:

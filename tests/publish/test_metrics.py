@@ -102,3 +102,53 @@ def test_a_pending_published_resource_is_counted_and_not_ready(env: PublishEnv) 
         what=lambda: str(scraped(env, "watch-a")),
     )
     assert value(scraped(env, "watch-a"), "sync_agent_published_resource", **labels) == len(rules) - 1
+
+
+def sync_work(env: PublishEnv) -> float:
+    """Keys of the sync queue the worker's processes have released so far."""
+    samples = scraped(env, "worker")
+    return value(samples, "workqueue_work_duration_seconds_count", agent=env.agent_name, name="sync") or 0.0
+
+
+def adds(env: PublishEnv) -> float:
+    """Keys newly added to the sync queue, by every process of the agent."""
+    processes = ("watch-a", "worker", "beat")
+    return sum(
+        total(scraped(env, p), "workqueue_adds_total", agent=env.agent_name, name="sync") for p in processes
+    )
+
+
+def test_controller_runtime_families_follow_a_sync(env: PublishEnv) -> None:
+    widgets = Published(env, "widgets", "crmetrics.example.com", "widgets", "Widget")
+    labels = {"agent": env.agent_name}
+    adds_before, work_before = adds(env), sync_work(env)
+    waits_before = value(
+        scraped(env, "worker"), "workqueue_queue_duration_seconds_count", **labels, name="sync"
+    )
+    made = [("team-1", "w1"), ("team-1", "w2"), ("team-2", "w3")]
+    for team, name in made:
+        widgets.create(team, name, {"size": 1})
+    for team, name in made:
+        widgets.wait_copy(cluster_of(env, team), name)
+    wait_for(
+        lambda: sync_work(env) >= work_before + len(made),
+        timeout=30,
+        what=lambda: str(scraped(env, "worker")),
+    )
+
+    assert adds(env) >= adds_before + len(made)
+    worker = scraped(env, "worker")
+    waits = value(worker, "workqueue_queue_duration_seconds_count", **labels, name="sync") or 0.0
+    assert waits >= (waits_before or 0.0) + len(made)
+    assert value(worker, "workqueue_queue_duration_seconds_bucket", **labels, name="sync", le="+Inf") == waits
+    created = total(worker, "rest_client_requests_total", **labels, code="201", method="POST")
+    assert created >= len(made)  # the copies, written by the worker's processes
+    hosts = {dict(found)["host"] for name, found in worker if name == "rest_client_requests_total"}
+    assert hosts and all(":" in host and "/" not in host for host in hosts), hosts
+
+    watch = scraped(env, "watch-a")
+    assert total(watch, "rest_client_requests_total", **labels, code="200", method="GET") > 0
+    assert value(watch, "leader_election_master_status", **labels, name=f"syncagent.{env.agent_name}") == 1
+    for process in ("watch-a", "worker", "beat"):
+        depth = value(scraped(env, process), "workqueue_depth", **labels, name="sync")
+        assert depth is not None and depth >= 0, process

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
+from prometheus_client import REGISTRY
 from redis import Redis
 
 from syncflow.config import Settings
 from syncflow.deadline import remaining
 from syncflow.keys import ObjectKey
-from syncflow.queue.errors import PermanentError, RequeueAfter
+from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
 from syncflow.queue.execute import out_of_time, run_keyed, run_message, run_token, task_of
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
@@ -303,3 +304,73 @@ def test_each_run_of_a_message_leases_with_a_token_of_its_own() -> None:
     assert first != second
     assert task_of(first) == task_of(second) == "0b7e-task"
     assert task_of("0b7e-task") == "0b7e-task", "a token of a worker from before the nonce"
+
+
+WORKQUEUE_SAMPLES = (
+    "workqueue_adds_total",
+    "workqueue_queue_duration_seconds_count",
+    "workqueue_work_duration_seconds_count",
+    "workqueue_retries_total",
+)
+
+
+def workqueue_counts(name: str = "sync") -> dict[str, float]:
+    """The workqueue counters and histogram counts of queue ``name`` in this process."""
+    return {sample: REGISTRY.get_sample_value(sample, {"name": name}) or 0.0 for sample in WORKQUEUE_SAMPLES}
+
+
+def grown(before: dict[str, float]) -> dict[str, float]:
+    """How much each workqueue sample of the sync queue grew since ``before``."""
+    return {sample: value - before[sample] for sample, value in workqueue_counts().items()}
+
+
+def test_workqueue_metrics_count_adds_claims_runs_and_retries(
+    service: QueueService, renewer: LeaseRenewer
+) -> None:
+    before = workqueue_counts()
+    service.add(KEY)
+    service.add(KEY)  # already dirty: no new add, as in client-go
+    service.add(KEYS[0], bulk=True)
+    assert grown(before)["workqueue_adds_total"] == 2
+
+    def fails_once_dirtied(key: ObjectKey) -> None:
+        service.add(key)  # an event while leased is an add; done requeues the key at once
+        raise TransientError("later")
+
+    report = run_keyed(service, renewer, fails_once_dirtied, str(KEY), "a")
+    assert (report.outcome, report.state) == ("transient", "requeued")
+    assert run_keyed(service, renewer, lambda key: None, str(KEYS[0]), "b").outcome == "ok"
+    assert run_keyed(service, renewer, lambda key: None, str(KEYS[0]), "c").outcome == "stale"
+    assert grown(before) == {
+        "workqueue_adds_total": 3,
+        "workqueue_queue_duration_seconds_count": 2,  # one wait per claim, none for a stale message
+        "workqueue_work_duration_seconds_count": 2,
+        "workqueue_retries_total": 1,
+    }
+
+
+def test_a_backoff_is_a_retry_and_parking_or_waiting_is_not(
+    service: QueueService, renewer: LeaseRenewer
+) -> None:
+    def fails(error: Exception) -> Callable[[ObjectKey], None]:
+        def handler(key: ObjectKey) -> None:
+            raise error
+
+        return handler
+
+    before = workqueue_counts()
+    for i, error in enumerate([TransientError("later"), RequeueAfter(30), PermanentError("never")]):
+        service.add(KEYS[i])
+        run_keyed(service, renewer, fails(error), str(KEYS[i]), f"t{i}")
+    assert [service.queue_for(k).is_parked(k) for k in KEYS[:3]] == [False, False, True]
+    assert grown(before)["workqueue_retries_total"] == 1
+    assert service.replay(str(KEYS[2])) is True  # a replay adds the key again
+    assert grown(before)["workqueue_adds_total"] == 4
+
+
+def test_a_killed_run_backs_off_as_a_retry(service: QueueService) -> None:
+    service.add(KEY)
+    assert service.queue_for(KEY).claim(KEY, "task-1#run") is Claim.CLAIMED
+    before = workqueue_counts()
+    out_of_time(service, [str(KEY)], "task-1", TimeoutError("hard time limit"), "sync")
+    assert grown(before)["workqueue_retries_total"] == 1

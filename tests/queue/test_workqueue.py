@@ -6,6 +6,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from prometheus_client import REGISTRY
 from redis import Redis
 from redis.crc import key_slot
 
@@ -473,3 +474,30 @@ def test_the_runtime_redis_client_has_timeouts(settings: Settings) -> None:
     assert options["socket_connect_timeout"] == 5 and options["socket_timeout"] == 10
     transport = celery_config(settings)["broker_transport_options"]
     assert transport["socket_connect_timeout"] == 5 and transport["socket_timeout"] == 30
+
+
+def test_a_claim_says_how_long_its_key_was_pending_once(service: QueueService) -> None:
+    queue = q(service)
+    service.add(KEY)
+    queue.touch([KEY], redis_ms(service.redis) + 60_000)  # a broker scan moves the score, not the wait
+    taken = queue.take(KEY, "a#1")
+    assert taken.claim is Claim.CLAIMED
+    assert taken.waited is not None and 0 <= taken.waited < 60
+    again = queue.take(KEY, "a#1")  # the same run's claim sent again: no second wait
+    assert (again.claim, again.waited) == (Claim.CLAIMED, None)
+    assert queue.take(KEY, "b#1").waited is None  # busy
+    assert not queue.redis.hlen(queue.layout.key("Q")), "a claimed key leaves no pending time behind"
+
+
+def test_a_key_promoted_after_its_backoff_counts_as_an_add(service: QueueService) -> None:
+    def adds() -> float:
+        return REGISTRY.get_sample_value("workqueue_adds_total", {"name": "sync"}) or 0.0
+
+    queue = q(service)
+    service.add(KEY)
+    assert queue.claim(KEY, "a") is Claim.CLAIMED
+    queue.done(KEY, "a", Outcome.TRANSIENT, error="{}")
+    queue.redis.zadd(queue.layout.key("W"), {str(KEY): 0}, xx=True)  # its backoff is due now
+    before = adds()
+    assert queue.pump(grace=60, verified=0).promoted == 1
+    assert adds() == before + 1

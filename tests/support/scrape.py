@@ -24,12 +24,12 @@ def scrape(port: int) -> Samples:
     }
 
 
-def value(samples: Samples, name: str, **labels: str) -> float | None:
+def value(samples: Samples, name: str, /, **labels: str) -> float | None:
     """The sample of ``name`` with exactly ``labels``, or None."""
     return samples.get((name, frozenset(labels.items())))
 
 
-def total(samples: Samples, name: str, **labels: str) -> float:
+def total(samples: Samples, name: str, /, **labels: str) -> float:
     """The sum of every sample of ``name`` whose labels include ``labels``."""
     wanted = set(labels.items())
     return sum(v for (n, found), v in samples.items() if n == name and wanted <= found)

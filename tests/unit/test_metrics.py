@@ -148,6 +148,8 @@ def test_queue_collector_reads_the_queue_from_redis() -> None:
     assert values[("syncflow_queue_keys", (("queue", "sync"), ("state", "pending")))] == 1
     assert values[("syncflow_queue_keys", (("queue", "status"), ("state", "parked")))] == 0
     assert values[("syncflow_queue_messages", (("queue", "sync-bulk"),))] == 2
+    assert values[("workqueue_depth", (("name", "sync"),))] == 1  # controller-runtime's: pending keys
+    assert values[("workqueue_depth", (("name", "status"),))] == 0
 
 
 def test_queue_collector_reports_redis_down_without_failing_the_scrape() -> None:
@@ -179,4 +181,5 @@ def test_queue_collector_reports_the_queue_when_a_rabbitmq_broker_is_down() -> N
     families = {family.name: family for family in collector.collect()}
     assert [s.value for s in families["syncflow_redis_up"].samples] == [1]
     assert sum(s.value for s in families["syncflow_queue_keys"].samples) == 2  # dirty + pending
+    assert sum(s.value for s in families["workqueue_depth"].samples) == 1
     assert families["syncflow_queue_messages"].samples == []
