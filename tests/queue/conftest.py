@@ -38,6 +38,7 @@ REAL_REDIS_URL = session_redis_url()
 
 register_verb("sync", "sync", names_rule=True)
 register_verb("status", "status", names_rule=True)
+register_verb("related", "sync", names_rule=True)
 
 
 def unique_agent() -> str:

@@ -47,7 +47,7 @@ def test_the_claim_hands_out_the_newest_snapshot_once_without_managed_fields(ser
     assert delivered(service) == snapshots.Snapshot("kcp", obj("2"))
     service.add(KEY)
     assert delivered(service) is None, "taken by the first claim"
-    assert q(service).take(RELATED, "r").snapshot == "", "only sync keys keep one"
+    assert q(service).take(RELATED, "r").snapshot == "", "only sync and status keys keep one"
 
 
 @pytest.mark.parametrize("later", ["deletion", "plain add"])
