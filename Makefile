@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint
+.PHONY: demo test lint diagrams
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,3 +23,10 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check syncflow tests bench
 	$(BIN)/ruff format --check syncflow tests bench
 	$(BIN)/mypy
+
+## diagrams: render every docs/diagrams/*.dot to .svg (needs Graphviz's dot; not part of test)
+diagrams:
+	@for src in docs/diagrams/*.dot; do \
+		echo "dot -Tsvg $$src -o $${src%.dot}.svg"; \
+		dot -Tsvg "$$src" -o "$${src%.dot}.svg" || exit 1; \
+	done

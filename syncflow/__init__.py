@@ -1,6 +1,6 @@
 """syncflow: keeps Kubernetes objects in sync between kcp workspaces and service clusters.
 
-Sync work runs as keyed, idempotent Celery tasks over Redis; see DESIGN.md for the architecture.
+Sync work runs as keyed, idempotent Celery tasks over Redis; see docs/architecture.md.
 """
 
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""The one settings model of syncflow (DESIGN §7).
+"""The one settings model of syncflow (docs/architecture.md §17).
 
 Values come from, highest priority first: command-line flags, ``SYNCFLOW_*`` environment variables,
 and an optional YAML file (``--config`` or ``SYNCFLOW_CONFIG``). Errors name the bad field.

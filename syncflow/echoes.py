@@ -1,4 +1,4 @@
-"""Our own writes and their watch echoes (DESIGN §5): an event at the resourceVersion of a write
+"""Our own writes and their watch echoes (docs/architecture.md §8): an event at the resourceVersion of a write
 syncflow made is not new work.
 
 A task collects the writes it makes (``collect`` around the handler, ``record`` at each write); the

@@ -1,4 +1,4 @@
-"""Object keys: the one argument of every keyed task (DESIGN §3).
+"""Object keys: the one argument of every keyed task (docs/architecture.md §4).
 
 Grammar (every part is ASCII, ``/`` separates exactly five parts)::
 

@@ -1,4 +1,4 @@
-"""Objects as their watch event carried them, delivered with a key's claim (DESIGN §5).
+"""Objects as their watch event carried them, delivered with a key's claim (docs/architecture.md §8).
 
 A first sync (the source object does not carry the rule's finalizer yet) starts from the event's
 object instead of reading it again: the finalizer write that follows is conditional on that object's

@@ -1,4 +1,4 @@
-"""Sync modes: each turns its own API objects into sync rules for the engine (DESIGN §1, §10).
+"""Sync modes: each turns its own API objects into sync rules for the engine (docs/architecture.md §1, §15).
 
 A mode package ``syncflow.modes.<mode>`` has a ``context`` module with ``rule_worker(settings,
 redis, budget)`` (the engine's task bodies with the mode's endpoints, built once per process) and

@@ -1,4 +1,4 @@
-"""The keyed work queue (DESIGN §4): Redis Lua scripts are the source of truth, a Celery message
+"""The keyed work queue (docs/architecture.md §5): Redis Lua scripts are the source of truth, a Celery message
 only carries an object key.
 
 ``workqueue`` is one queue's script interface, ``service`` all queues of an agent plus publishing,

@@ -1,4 +1,4 @@
-"""Celery settings for the keyed queue design (DESIGN §4, reference notes §1)."""
+"""Celery settings for the keyed queue design (docs/architecture.md §5.2, reference notes §1)."""
 
 from __future__ import annotations
 

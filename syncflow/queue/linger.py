@@ -6,7 +6,8 @@ wait, at most ``LINGER``, and go out together: the publisher then packs them int
 each. At most ``MAX_HELD`` messages wait; a full buffer is sent at once by the caller.
 
 A send that fails on the background thread is logged and dropped: its keys are already pending in
-the queue, and the pump republishes a key whose message a broker scan proves missing (DESIGN §4).
+the queue, and the pump republishes a key whose message a broker scan proves missing
+(docs/architecture.md §7).
 """
 
 from __future__ import annotations

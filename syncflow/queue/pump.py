@@ -1,5 +1,5 @@
-"""The pump (DESIGN §4), run by beat every second: promote due retries, requeue expired leases, and
-republish the pending keys whose message a broker scan proved lost.
+"""The pump (docs/architecture.md §7), run by beat every second: promote due retries, requeue expired
+leases, and republish the pending keys whose message a broker scan proved lost.
 
 One run at a time per agent (a Redis lock held for the whole run), and each run is bounded: after
 ``pump_budget`` seconds it starts no new pass (each queue gets at least one) and no new scan chunk

@@ -1,4 +1,5 @@
-"""The Python face of one keyed work queue (DESIGN §4): client-go workqueue semantics in Lua."""
+"""The Python face of one keyed work queue (docs/architecture.md §5, §6): client-go workqueue semantics
+in Lua."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sync algorithm of DESIGN §5 for any rule: one source object and its copy on the target.
+"""The sync algorithm of docs/architecture.md §12 for any rule: one source object and its copy on the target.
 
 Level-triggered and idempotent: every run reads the current state of both sides; the event that
 caused it is never trusted, except that a first sync may start from the event's object because its

@@ -1,4 +1,5 @@
-"""Sync rules: the engine's only input. Each mode turns its API objects into these (DESIGN §1, §10).
+"""Sync rules: the engine's only input. Each mode turns its API objects into these
+(docs/architecture.md §1, §9).
 
 A rule says which objects of a *source* endpoint map to which objects of a *target* endpoint, and
 which directions are on. For spec-down sync the source is upstream (kcp) and the target downstream
@@ -233,7 +234,7 @@ class Related(_Frozen):
 
 
 class SyncRule(_Frozen):
-    """Which source objects map to which target objects, and how (DESIGN §10).
+    """Which source objects map to which target objects, and how (docs/architecture.md §9).
 
     Directions: ``spec`` copies the source object to the target; ``status`` is ``return`` (the
     target's status flows back to the source, spec-down sync), ``carry`` (the source's status goes

@@ -1,6 +1,6 @@
 """Publish mode at parity with api-syncagent, end to end: ``spec.mutation`` applied by the sync, and
-``spec.related`` objects synced both ways (the cert-manager case of DESIGN §1: a Secret created in
-the service cluster for a Certificate appears in the workspace; a kcp ConfigMap goes down), with
+``spec.related`` objects synced both ways (the cert-manager case of docs/architecture.md §13: a Secret
+created in the service cluster for a Certificate appears in the workspace; a kcp ConfigMap goes down), with
 cleanup when the primary goes. Two devclusters, real Redis, real worker, beat and watch processes."""
 
 from __future__ import annotations
@@ -114,8 +114,8 @@ def test_each_mutation_kind_shapes_the_copy_the_state_and_the_returned_status(
 def test_a_secret_made_for_a_certificate_in_the_service_cluster_appears_in_the_workspace(
     publish_env: PublishEnv,
 ) -> None:
-    """DESIGN §1's cert-manager case, the test playing cert-manager (and not setting owner references,
-    as cert-manager does by default: the related index finds the Secret's primary)."""
+    """docs/architecture.md §13's cert-manager case, the test playing cert-manager (and not setting owner
+    references, as cert-manager does by default: the related index finds the Secret's primary)."""
     env = publish_env
     accept_claims(env, "secrets", "configmaps")
     g = Published(

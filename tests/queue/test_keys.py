@@ -1,4 +1,4 @@
-"""The object-key grammar (DESIGN §3): round trip and rejection of malformed keys."""
+"""The object-key grammar (docs/architecture.md §4): round trip and rejection of malformed keys."""
 
 from __future__ import annotations
 
