@@ -4,9 +4,10 @@ Each pass asks the mode's front-end for its rules (computed from its API objects
 the rule registry, then starts the watches of rules that became ready and stops those of rules that
 changed, went pending or went away (kopf's orchestration, api-syncagent's syncmanager). A source
 watch maps each event to the object's ``sync`` key; a target watch maps a copy's change to its
-source object's ``status`` key (its deletion to ``sync``, which re-creates it). Rules with related
-resources also get ``related`` keys from both, and one watch per related resource and side, shared
-by every rule that uses it, maps related objects' events through the related index.
+source object's ``status`` key (its deletion to ``sync``, which re-creates it; for a rule that
+reverts drift, a change of its content also to ``sync``). Rules with related resources also get
+``related`` keys from both, and one watch per related resource and side, shared by every rule that
+uses it, maps related objects' events through the related index.
 
 A rule that went away gets a ``release`` key (its finalizers released, its copies kept or deleted by
 its policy); at the start of a term, so does every gone rule whose release has not completed. A rule
@@ -37,7 +38,7 @@ from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Resource, SyncRule
-from syncflow.sync.watches import Enqueue, KeyHandler, WatchSet
+from syncflow.sync.watches import ContentChanges, Enqueue, KeyHandler, WatchSet
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -185,16 +186,23 @@ class SyncManager:
                 return []  # neither selected nor held by us: nothing to do for it
             return [key_for(verb, rule, ref) for verb in (SYNC, *related)]
 
+        contents = ContentChanges() if rule.drift == "revert" else None
+
         def target_keys(type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
             owner = owner_ref(obj) if obj is not None else None
             if obj is None or owner is None:
                 return []
             # a deleted copy is re-created by a sync; any other change may carry a new status (not
             # when the copy has none, e.g. our create's echo), and may name related objects (read
-            # from the copy)
+            # from the copy); a rule that reverts drift syncs again when the copy's content changed
+            # (our own writes' echoes are dropped by the queue)
             if type == "DELETED":
+                if contents is not None:
+                    contents.forget(ref)
                 return [key_for(SYNC, rule, owner)]
-            verbs = [STATUS] if may_return_status(rule, obj) else []
+            verbs = [SYNC] if contents is not None and contents.changed(obj, ref) else []
+            if may_return_status(rule, obj):
+                verbs.append(STATUS)
             return [key_for(verb, rule, owner) for verb in (*verbs, *related)]
 
         for index, api in enumerate(sources):

@@ -383,7 +383,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
         copy, last = adopted
     if _meta(copy).get("deletionTimestamp"):
         raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
-    patch = three_way_patch(last, wanted, copy)
+    patch = three_way_patch(last, wanted, copy, revert=rule.drift == "revert")
     if patch is not None:
         _stamp(s, patch)
         copy = s.target.merge_patch(s.target_path(copy), patch)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -11,6 +13,7 @@ from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
+from syncflow.sync.merge import managed_view
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -37,6 +40,29 @@ class KeyHandler:
     def on_resync(self, refs: set[ObjectRef]) -> None:
         """A (re)list enqueues every key in bulk."""
         self.enqueue([key for ref in sorted(refs) for key in self.keys_for(RESYNC, None, ref)], True)
+
+
+class ContentChanges:
+    """Which events of one watch changed what a sync writes of an object (``managed_view``), rather than
+    only its status or server-kept metadata: a digest of that content per object, as last seen.
+
+    The first event of an object not seen since the watch started counts as a change (a reconcile that
+    finds nothing to do); a deletion forgets the object."""
+
+    def __init__(self) -> None:
+        self._digests: dict[ObjectRef, bytes] = {}
+
+    def changed(self, obj: dict[str, Any], ref: ObjectRef) -> bool:
+        """Whether ``obj``'s content differs from the last event of ``ref``; remembers it."""
+        content = json.dumps(managed_view(obj), sort_keys=True, separators=(",", ":"))
+        digest = hashlib.blake2b(content.encode(), digest_size=16).digest()
+        previous = self._digests.get(ref)
+        self._digests[ref] = digest
+        return previous != digest
+
+    def forget(self, ref: ObjectRef) -> None:
+        """``ref`` was deleted."""
+        self._digests.pop(ref, None)
 
 
 class WatchSet:
