@@ -16,6 +16,7 @@ from syncflow.sync.changes import (
     status_view,
 )
 from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref
+from syncflow.sync.merge import managed_view
 from syncflow.sync.reconciler import may_return_status
 from syncflow.sync.rule import SyncRule
 
@@ -44,22 +45,27 @@ class SourceKeys:
 class TargetKeys:
     """A copy's deletion adds its source's ``sync`` key (which re-creates it); any other change adds
     the ``status`` key when the copy's status changed (not when it has none, e.g. our create's echo),
-    and the ``related`` key (related objects are named by the copy)."""
+    the ``sync`` key when the rule reverts drift and the copy's content changed (our own writes'
+    echoes are dropped by the queue), and the ``related`` key (related objects are named by the
+    copy)."""
 
     def __init__(self, rule: SyncRule) -> None:
         self.rule = rule
         self.related = [RELATED] if rule.related else []
-        self.seen = Fingerprints(status_view) if filters_copy_changes(rule) else None
+        self.statuses = Fingerprints(status_view) if filters_copy_changes(rule) else None
+        self.contents = Fingerprints(managed_view) if rule.drift == "revert" else None
 
     def __call__(self, type: str, obj: dict[str, Any] | None, ref: ObjectRef) -> list[ObjectKey]:
         owner = owner_ref(obj) if obj is not None else None
         if obj is None or owner is None:
             return []
         if type == "DELETED":
-            if self.seen is not None:
-                self.seen.forget(ref)
+            for seen in (self.statuses, self.contents):
+                if seen is not None:
+                    seen.forget(ref)
             return [key_for(SYNC, self.rule, owner)]
-        verbs = [STATUS] if may_return_status(self.rule, obj) else []
-        if verbs and self.seen is not None and not self.seen.changed(ref, obj):
-            verbs = []
+        verbs = [SYNC] if self.contents is not None and self.contents.changed(ref, obj) else []
+        status_changed = self.statuses is None or self.statuses.changed(ref, obj)
+        if may_return_status(self.rule, obj) and status_changed:
+            verbs.append(STATUS)
         return [key_for(verb, self.rule, owner) for verb in (*verbs, *self.related)]

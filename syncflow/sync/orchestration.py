@@ -4,10 +4,11 @@ Each pass asks the mode's front-end for its rules (computed from its API objects
 the rule registry, then starts the watches of rules that became ready and stops those of rules that
 changed, went pending or went away (kopf's orchestration, api-syncagent's syncmanager). A source
 watch maps each event to the object's ``sync`` key; a target watch maps a copy's change to its
-source object's ``status`` key (its deletion to ``sync``, which re-creates it); events that change
-nothing a task reads add nothing (``syncflow.sync.eventkeys``). Rules with related
-resources also get ``related`` keys from both, and one watch per related resource and side, shared
-by every rule that uses it, maps related objects' events through the related index.
+source object's ``status`` key (its deletion to ``sync``, which re-creates it; for a rule that
+reverts drift, a change of its content also to ``sync``); events that change nothing a task reads
+add nothing (``syncflow.sync.eventkeys``). Rules with related resources also get ``related`` keys
+from both, and one watch per related resource and side, shared by every rule that uses it, maps
+related objects' events through the related index.
 
 A rule that went away gets a ``release`` key (its finalizers released, its copies kept or deleted by
 its policy); at the start of a term, so does every gone rule whose release has not completed. A rule

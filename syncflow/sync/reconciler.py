@@ -396,7 +396,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
         raise RequeueAfter(WAIT_FOR_DELETION)  # the old copy is still going away
     # a copy just created from ``wanted`` has it all: only the server's defaults differ, which a
     # patch must not overwrite
-    patch = None if made else three_way_patch(last, wanted, copy)
+    patch = None if made else three_way_patch(last, wanted, copy, revert=rule.drift == "revert")
     if patch is not None:
         _stamp(s, patch)
         copy = s.target.merge_patch(s.target_path(copy), patch)

@@ -1,8 +1,9 @@
 """Periodic resync: per rule, list both sides once and enqueue only what needs work.
 
-A source object whose copy is missing, that is being deleted while its copy is still there, or whose
-content drifted from the last-applied state (an event was missed), and a copy whose source object is
-not listed (a possible orphan), get a key in the bulk lane. The sync task then decides with a direct
+A source object whose copy is missing, that is being deleted while its copy is still there, whose
+content drifted from the last-applied state (an event was missed) or, for a rule that reverts drift,
+whose copy was edited, and a copy whose source object is not listed (a possible orphan), get a key in
+the bulk lane. The sync task then decides with a direct
 GET: an orphan's copy is deleted only if that GET confirms the source object is gone, never on the
 strength of this list. A source object without a copy whose key the queue already holds (pending,
 leased or backing off) is left to that run, and so is one whose copy a second list of the copies
@@ -32,6 +33,7 @@ from syncflow.sync import filters, state, transforms
 from syncflow.sync.desired import managed_content
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.merge import carries
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
 from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
@@ -83,8 +85,9 @@ def _drifted(
     copies: dict[ObjectRef, dict[str, Any]],
     states: dict[str, dict[str, Any]],
 ) -> set[ObjectRef]:
-    """Source objects whose managed content differs from the last-applied state (missed events), or
-    whose mutations fail (the sync reports why)."""
+    """Source objects whose managed content differs from the last-applied state (missed events), whose
+    copy no longer carries that state when the rule reverts drift (an edit of the copy whose event was
+    missed), or whose mutations fail (the sync reports why)."""
     drifted = set()
     resource = rule.source.resource
     for obj in sources:
@@ -98,7 +101,10 @@ def _drifted(
         except MutationError:
             drifted.add(ref)
             continue
-        if last is not None and state.go_json(last) != state.go_json(current):
+        if last is None:
+            continue
+        edited = rule.drift == "revert" and not carries(copies[ref], last)
+        if edited or state.go_json(last) != state.go_json(current):
             drifted.add(ref)
     return drifted
 

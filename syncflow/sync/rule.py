@@ -251,7 +251,10 @@ class SyncRule(_Frozen):
     ``delete`` them; the finalizers are released either way. ``previous_finalizers`` are finalizers
     earlier versions held for the rule: replaced by ``finalizer`` on the next sync, released like it.
     ``watch_source`` False means the source is polled. ``related`` objects of each source object are
-    synced by ``related`` keys of their own.
+    synced by ``related`` keys of their own. ``drift`` says what becomes of a target-side edit of a field
+    the source sets: ``keep`` it until the source changes that field (api-syncagent's three-way merge),
+    or ``revert`` it (the TMC syncer's forced apply): a change of a copy's content, not of its status,
+    syncs its source object again, and every sync and resync restores the fields the source sets.
 
     Per object: with status ``return``, ``status_for`` (when set) limits the objects whose status
     returns to those it selects. The source objects ``keep`` selects keep their copy whatever
@@ -281,6 +284,7 @@ class SyncRule(_Frozen):
     workspace_paths: bool = False
     watch_source: bool = True
     related: tuple[Related, ...] = ()
+    drift: Literal["keep", "revert"] = "keep"
 
     @property
     def finalizers(self) -> tuple[str, ...]:

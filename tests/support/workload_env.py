@@ -55,6 +55,7 @@ class WorkloadEnv:
     proxy: TcpProxy
     redis: Redis
     work: Path
+    physical_kubeconfig: Path  # through the proxy
 
     def sync_target(self) -> dict[str, Any]:
         return self.kcp.get(f"{SYNC_TARGETS}/{self.name}")
@@ -148,6 +149,7 @@ class WorkloadStack:
             self.proxy,
             self.redis,
             work,
+            self.physical_kubeconfig,
         )
         self.agents.append(made)
         return made

@@ -1,4 +1,5 @@
-"""The three-way merge: kcp changes win, local edits and other controllers' fields survive."""
+"""The three-way merge: kcp changes win, local edits and other controllers' fields survive (or, for a
+rule that reverts drift, local edits of kcp's fields are undone)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from syncflow.devcluster.patch import merge_patch
 from syncflow.sync import metadata as md
-from syncflow.sync.merge import three_way_patch
+from syncflow.sync.merge import carries, three_way_patch
 
 SYNC = {md.REMOTE_CLUSTER_LABEL: "c1", md.AGENT_LABEL: "agent"}
 SYNC_ANN = {md.REMOTE_NAME_ANNOTATION: "thing"}
@@ -125,6 +126,35 @@ def test_without_state_top_level_fields_are_replaced_and_labels_merged() -> None
     assert three_way_patch(None, desired, result) is None
 
 
+DEFAULTED = [{"name": "web", "image": "nginx", "imagePullPolicy": "IfNotPresent"}]
+
+
+def test_revert_undoes_a_local_edit_of_a_field_kcp_sets_and_keeps_fields_only_set_locally() -> None:
+    live = obj({"replicas": 5, "containers": DEFAULTED, "ctrl": "set"}, labels={"team": "x", "local": "y"})
+    kcp = {"replicas": 1, "containers": [{"name": "web", "image": "nginx"}]}
+    state, desired = last(kcp, labels={"team": "a"}), obj(kcp, labels={"team": "a"})
+    assert three_way_patch(state, desired, live) is None, "without revert a local edit survives"
+    patch = three_way_patch(state, desired, live, revert=True)
+    assert patch == {"spec": {"replicas": 1}, "metadata": {"labels": {"team": "a"}}}
+    reverted = apply(live, patch)
+    assert reverted["spec"]["containers"] == DEFAULTED and reverted["spec"]["ctrl"] == "set"
+    assert reverted["metadata"]["labels"]["local"] == "y"
+    assert three_way_patch(state, desired, reverted, revert=True) is None
+    assert not carries(live, state) and carries(reverted, state)
+
+
+def test_revert_replaces_a_list_whose_item_was_edited_locally() -> None:
+    live = obj({"containers": [{**DEFAULTED[0], "image": "evil"}]})
+    kcp = {"containers": [{"name": "web", "image": "nginx"}]}
+    patch = three_way_patch(last(kcp), obj(kcp), live, revert=True)
+    assert patch == {"spec": {"containers": kcp["containers"]}}
+
+
+def test_revert_sets_a_field_kcp_sets_that_was_removed_locally() -> None:
+    patch = three_way_patch(last({"a": 1, "b": {"c": 2}}), obj({"a": 1, "b": {"c": 2}}), obj({}), revert=True)
+    assert patch == {"spec": {"a": 1, "b": {"c": 2}}}
+
+
 # --- properties -------------------------------------------------------------------------------
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
@@ -202,3 +232,26 @@ def test_property_without_state(
     assert after["data"] == want
     assert after["metadata"]["labels"] == {**SYNC, **local_labels}
     assert three_way_patch(None, obj(want, data=want), after) is None
+
+
+def carried(want: Any, got: Any) -> bool:
+    """``got`` holds every value of ``want``: maps may have extra keys, lists as many items, each
+    holding its counterpart."""
+    if isinstance(want, Mapping):
+        return isinstance(got, Mapping) and all(k in got and carried(v, got[k]) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(carried, want, got))
+    return bool(want == got)
+
+
+@settings(max_examples=400, deadline=None)
+@given(old=SPECS, want=SPECS, live=SPECS)
+def test_property_revert(old: dict[str, Any], want: dict[str, Any], live: dict[str, Any]) -> None:
+    before = obj(copy.deepcopy(live), status={"s": 1})
+    after = apply(before, three_way_patch(last(old), obj(want), before, revert=True))
+    assert after["status"] == {"s": 1}
+    assert carried(want, after["spec"]), "every field kcp sets holds kcp's value"
+    assert kcp_changes_applied(old, want, after["spec"])
+    assert local_fields_kept(old, want, live, after["spec"])
+    assert three_way_patch(last(old), obj(want), after, revert=True) is None
+    assert carries(after, last(want))

@@ -10,9 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from syncflow.config import load_settings
+from syncflow.keys import ObjectKey
+from syncflow.modes.workload import tasks as workload_tasks  # noqa: F401  (registers the sync verbs)
+from syncflow.queue.service import QueueService
+from tests.support.devcluster import Kubectl
 from tests.support.kcp import bind_compute
 from tests.support.waiting import wait_for
-from tests.support.workload_env import HEARTBEAT_THRESHOLD, SYNC_TARGETS, WorkloadEnv
+from tests.support.workload_env import HEARTBEAT_THRESHOLD, REDIS_URL, SYNC_TARGETS, WorkloadEnv
 
 FINALIZER_PREFIX = "workload.kcp.io/syncer-"
 APIS = "/apis/apis.kcp.io/v1alpha1"
@@ -120,6 +125,93 @@ def test_deployment_runs_downstream_and_its_status_comes_back(workload_env: Work
         timeout=30,
         what=lambda: f"readyReplicas back in kcp\n{env.agent.logs()}",
     )
+
+
+def _sync_queue(env: WorkloadEnv) -> QueueService:
+    settings = load_settings(agent_name=env.agent_name, redis_url=REDIS_URL)
+    return QueueService(env.redis, settings, lambda messages: None)
+
+
+def test_physical_edits_of_kcps_fields_are_reverted_and_status_updates_write_nothing_down(
+    workload_env: WorkloadEnv,
+) -> None:
+    """As kcp's syncer re-applies the upstream spec: replicas scaled or patched on the physical side go
+    back to kcp's value, a field only the physical side sets survives, and a status update (which
+    flows up) makes no write to the copy."""
+    env = workload_env
+    bind_compute(env.kcp)
+    _namespace(env, "drift")
+    env.kcp.create(
+        "/apis/apps/v1/namespaces/drift/deployments",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "keeper", "labels": {"app": "keeper"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "keeper"}},
+                "template": {
+                    "metadata": {"labels": {"app": "keeper"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                },
+            },
+        },
+    )
+    copy = _copy(env, "/apis/apps/v1/deployments", "keeper")
+    namespace = copy["metadata"]["namespace"]
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/keeper"
+    kubectl = Kubectl(env.physical_kubeconfig, env.work / "kube-cache")
+
+    def replicas_back(what: str) -> dict[str, Any]:
+        return wait_for(
+            lambda: (c := env.physical.get(path))["spec"]["replicas"] == 2 and c,
+            timeout=30,
+            what=lambda: f"replicas back at kcp's 2 after {what}\n{env.agent.logs()}",
+        )
+
+    scaled = kubectl.run("scale", "deployment/keeper", "-n", namespace, "--replicas=5").stdout
+    assert "scaled" in scaled, scaled
+    replicas_back("kubectl scale")
+    env.physical.merge_patch(
+        path, {"metadata": {"labels": {"local": "yes"}}, "spec": {"replicas": 7, "paused": True}}
+    )
+    reverted = replicas_back("a patch")
+    assert reverted["metadata"]["labels"]["local"] == "yes", "a label only the physical side sets was lost"
+    assert reverted["spec"]["paused"] is True, "a field only the physical side sets was lost"
+    upstream = env.kcp.get("/apis/apps/v1/namespaces/drift/deployments/keeper")
+    assert upstream["spec"]["replicas"] == 2 and "paused" not in upstream["spec"]
+
+    # status-only updates (the physical cluster's deployment controller's, then one of ours) flow up and
+    # write nothing down: once the status is in kcp, the copy's sync key (which such an event would have
+    # queued before the status key) is no longer held, and the copy is at the status write's version
+    def settled() -> dict[str, Any] | None:
+        live = env.physical.get(path)
+        status = live.get("status") or {}
+        upstream = env.kcp.get("/apis/apps/v1/namespaces/drift/deployments/keeper").get("status")
+        steady = status.get("observedGeneration") == live["metadata"]["generation"]
+        return live if steady and status.get("readyReplicas") == 2 and upstream == status else None
+
+    live = wait_for(settled, timeout=30, what=lambda: f"the copy's status settled in kcp\n{env.agent.logs()}")
+    probe = {"type": "Probed", "status": "True", "reason": "Test", "message": "status only"}
+    conditions = [*live["status"]["conditions"], probe]
+    written = env.physical.merge_patch(f"{path}/status", {"status": {"conditions": conditions}})
+    wait_for(
+        lambda: (
+            probe
+            in (env.kcp.get("/apis/apps/v1/namespaces/drift/deployments/keeper").get("status") or {}).get(
+                "conditions", []
+            )
+        ),
+        timeout=30,
+        what=lambda: f"the status-only change in kcp\n{env.agent.logs()}",
+    )
+    cluster = copy["metadata"]["labels"]["syncagent.kcp.io/remote-object-cluster"]
+    key = ObjectKey("sync", "deployments.apps", cluster, "drift", "keeper")
+    queue = _sync_queue(env)
+    wait_for(lambda: not queue.held([key]), timeout=30, what=f"{key} no longer held")
+    after = env.physical.get(path)
+    assert after["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"], after["metadata"]
+    assert after["metadata"]["annotations"] == live["metadata"]["annotations"]
 
 
 def test_service_ips_and_node_ports_are_left_to_the_physical_cluster(workload_env: WorkloadEnv) -> None:

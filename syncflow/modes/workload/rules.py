@@ -3,7 +3,8 @@
 A type's rule syncs every object of it in the workspace to the physical cluster: namespaced objects
 into the mapped namespace ``kcp-<hash>`` (TMC's namespace locator), with kcp's metadata removed, the
 ``syncer.kcp.io/*`` annotations added, Service IPs and node ports left to the physical cluster and
-service-account token Secrets left out; status comes back.
+service-account token Secrets left out; status comes back. Edits on the physical side of fields kcp
+sets are reverted, as kcp's syncer re-applies the upstream spec.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def build_rule(
         previous_finalizers=workspace.previous_finalizers(),
         release="delete",
         state_namespace=state_namespace,
+        drift="revert",
     )
 
 
