@@ -17,6 +17,7 @@ from celery import Celery, Task
 from celery.exceptions import TimeLimitExceeded
 from celery.signals import setup_logging
 from celery.worker.request import Request
+from kubernetes.client.exceptions import ApiException
 
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
@@ -134,6 +135,20 @@ def _queue_of(request: Any) -> str:
     return str((request.delivery_info or {}).get("routing_key") or "sync")
 
 
+SHOWN_LIMIT = 512
+"""Bytes of an API error's description that a failed task carries."""
+
+
+def shown(error: BaseException) -> BaseException:
+    """``error``, fit to end a failed task: the task event (Flower) and Celery's log show an error's
+    repr, which is a bare ``ApiException()`` for the kubernetes client's errors; an ApiException gets
+    its status, reason and message as its argument (``ApiException('404 Not Found: …')``, bounded).
+    The key's outcome was decided before, from the error itself."""
+    if isinstance(error, ApiException):
+        error.args = (truncate(describe(error), SHOWN_LIMIT),)
+    return error
+
+
 class KeysFailedError(Exception):
     """Several keys of one message failed (each has its own ``task.done`` line and failure record)."""
 
@@ -160,7 +175,7 @@ class KeyedTask(Task):  # type: ignore[misc]
         started = list(zip(keys, reports, strict=False))  # keys past the time share were resent
         failed = [(key, error) for key, report in started if (error := report.error) is not None]
         if len(failed) == 1:
-            raise failed[0][1]
+            raise shown(failed[0][1])
         if failed:
             summary = "; ".join(f"{key}: {type(error).__name__}: {describe(error)}" for key, error in failed)
             raise KeysFailedError(truncate(f"{len(failed)} of {len(keys)} keys failed: {summary}"))

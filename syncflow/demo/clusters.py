@@ -184,6 +184,7 @@ def scenario(run: DemoRun) -> list[str]:
             "SYNCFLOW_PROBE_PERIOD": "2",
             "SYNCFLOW_BACKOFF_CAP": "2",
         },
+        run.metrics,
     )
     progress.done("syncflow clusters running: watch, worker and beat")
     physical = {"east": east_dc, "west": west_dc}

@@ -101,6 +101,7 @@ def scenario(run: DemoRun) -> list[str]:
             "SYNCFLOW_STATUS_PERIOD": "3",
             "SYNCFLOW_BACKOFF_CAP": "2",
         },
+        run.metrics,
     )
     progress.done("syncflow edge running: watch, worker and beat")
     env = _Edge(run, wmw, mailbox, pcluster)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -68,24 +69,40 @@ def workspace_kubeconfig(source: Path, target: Path, server: str) -> Path:
     return target
 
 
-def start_agent(stack: Stack, settings: Mapping[str, str]) -> None:
-    """Start a worker, beat and the watcher with ``settings`` (``SYNCFLOW_*``) and wait until each is up."""
+ROLES = ("worker", "beat", "watch")
+"""The agent's processes in every demo, each serving its own ``/metrics``."""
+
+
+def metrics_addresses() -> dict[str, str]:
+    """A free ``127.0.0.1:<port>`` for each role's ``/metrics``, no two alike."""
+    addresses: dict[str, str] = {}
+    while len(set(addresses.values())) < len(ROLES):
+        addresses = {role: f"127.0.0.1:{free_port()}" for role in ROLES}
+    return addresses
+
+
+def start_agent(stack: Stack, settings: Mapping[str, str], metrics: Mapping[str, str]) -> None:
+    """Start a worker, beat and the watcher with ``settings`` (``SYNCFLOW_*``), each serving metrics at
+    its address in ``metrics``, and wait until each is up."""
     command = syncflow_command()
     _start_roles(
         stack,
         child_env(settings),
+        metrics,
         worker=[*command, "worker", "-c", "2", "-I", PUBLISH_TASKS, "-n", "demo@%h"],
         beat=[*command, "beat", "-s", str(stack.workdir / "beat-schedule")],
         watch=[*command, "watch"],
     )
 
 
-def start_roles(stack: Stack, mode: str, settings: Mapping[str, str]) -> None:
-    """Start ``syncflow <mode>`` as a worker, beat and watcher with ``settings`` and wait until each is up."""
+def start_roles(stack: Stack, mode: str, settings: Mapping[str, str], metrics: Mapping[str, str]) -> None:
+    """Start ``syncflow <mode>`` as a worker, beat and watcher with ``settings``, each serving metrics at
+    its address in ``metrics``, and wait until each is up."""
     command = [*syncflow_command(), mode, "--role"]
     _start_roles(
         stack,
         child_env(settings),
+        metrics,
         worker=[*command, "worker", "--workers", "2"],
         beat=[*command, "beat", "--data-dir", str(stack.workdir / "beat")],
         watch=[*command, "watch"],
@@ -93,15 +110,22 @@ def start_roles(stack: Stack, mode: str, settings: Mapping[str, str]) -> None:
 
 
 def _start_roles(
-    stack: Stack, env: dict[str, str], worker: list[str], beat: list[str], watch: list[str]
+    stack: Stack,
+    env: dict[str, str],
+    metrics: Mapping[str, str],
+    worker: list[str],
+    beat: list[str],
+    watch: list[str],
 ) -> None:
-    stack.start("worker", worker, env)
-    stack.start("beat", beat, env)
     health = f"127.0.0.1:{free_port()}"
-    stack.start("watch", [*watch, "--health-address", health], env)
+    for role, argv in (("worker", worker), ("beat", beat), ("watch", [*watch, "--health-address", health])):
+        stack.start(role, [*argv, "--metrics-address", metrics[role]], env)
     stack.wait(lambda: " ready." in stack.log_text("worker"), START_TIMEOUT, "the worker", ["worker"])
     stack.wait(lambda: "Starting..." in stack.log_text("beat"), START_TIMEOUT, "beat", ["beat"])
     stack.wait(lambda: _healthy(f"http://{health}/healthz"), START_TIMEOUT, "the watcher", ["watch"])
+    for role in ROLES:
+        url = f"http://{metrics[role]}/metrics"
+        stack.wait(functools.partial(_healthy, url), START_TIMEOUT, f"the {role}'s metrics", [role])
 
 
 def _healthy(url: str) -> bool:
@@ -112,7 +136,26 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def tool_command(name: str) -> str:
+    """How to call a command in hints (kubectl, celery): its name when it is on PATH, else the one next
+    to this Python."""
+    return name if shutil.which(name) else str(Path(sys.executable).parent / name)
+
+
 def kubectl_command() -> str:
-    """How to call kubectl in hints: ``kubectl`` when it is on PATH, else the one next to this Python."""
-    found = shutil.which("kubectl")
-    return "kubectl" if found else str(Path(sys.executable).parent / "kubectl")
+    """How to call kubectl in hints."""
+    return tool_command("kubectl")
+
+
+FLOWER_TASKS_COLUMNS = "name,uuid,state,args,exception,received,runtime,worker"
+"""Flower's task list with each task's object keys (its arguments) and a failure's exception."""
+
+
+def flower_command(redis_url: str, agent: str) -> str:
+    """The command that attaches Flower to the demo's agent, on http://127.0.0.1:5555 (login demo:demo:
+    Flower refuses to serve its API without one)."""
+    return (
+        f"SYNCFLOW_REDIS_URL={redis_url} SYNCFLOW_AGENT_NAME={agent} {tool_command('celery')} "
+        "-A syncflow.tasks flower --address=127.0.0.1 --port=5555 --basic-auth=demo:demo "
+        f"--tasks_columns={FLOWER_TASKS_COLUMNS}"
+    )

@@ -4,7 +4,7 @@ and playing a cluster's controller when the cluster has none (a devcluster witho
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -27,6 +27,8 @@ class DemoRun:
     agent: str
     timeout: float
     once: bool
+    metrics: Mapping[str, str]
+    """Where each of the agent's processes serves ``/metrics`` (``host:port`` by role)."""
 
     def wait(self, predicate: Callable[[], T | None], what: str, logs: Sequence[str]) -> T:
         """Wait for ``predicate`` within the step timeout (failing with the tails of ``logs``)."""

@@ -8,6 +8,7 @@ import signal
 import sys
 import tempfile
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -76,7 +77,10 @@ def run(options: DemoOptions) -> int:
         agent = AGENT if redis.private else f"{AGENT}-{uuid.uuid4().hex[:6]}"
         if not redis.private:
             shared_redis = (redis.url, agent)
-        demo = DemoRun(stack, progress, redis.url, agent, options.step_timeout, options.once)
+        metrics = launch.metrics_addresses()
+        for line in _attach_hints(redis.url, agent, metrics):
+            progress.info(line)
+        demo = DemoRun(stack, progress, redis.url, agent, options.step_timeout, options.once, metrics)
         hints = MODES[options.mode](demo)
         if options.once:
             progress.info("demo finished: every step passed")
@@ -111,17 +115,27 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise _StopRequestedError(signal.Signals(signum).name)
 
 
+def _attach_hints(redis_url: str, agent: str, metrics: Mapping[str, str]) -> list[str]:
+    """What an operator needs to watch the demo's agent with Flower and Prometheus."""
+    return [
+        "attach Flower and Prometheus (the metrics answer once the agent runs):",
+        f"  Redis:      {redis_url}",
+        f"  agent:      {agent}",
+        f"  Flower:     {launch.flower_command(redis_url, agent)}",
+        *(f"  metrics:    http://{address}/metrics ({role})" for role, address in metrics.items()),
+    ]
+
+
 def _publish(run: DemoRun) -> list[str]:
     """Publish mode: a CRD published from the service cluster, bound in a workspace, an object synced."""
-    scenario, kubeconfigs = _start(run.stack, run.progress, run.redis_url, run.agent, run.timeout)
+    scenario, kubeconfigs = _start(run)
     _play(scenario, run.progress, run.agent, run.once)
     return _hints(kubeconfigs)
 
 
-def _start(
-    stack: Stack, progress: Progress, redis_url: str, agent: str, timeout: float
-) -> tuple[Scenario, Kubeconfigs]:
+def _start(run: DemoRun) -> tuple[Scenario, Kubeconfigs]:
     """Start both devclusters, prepare them as an operator would, then the worker, beat and watcher."""
+    stack, progress, timeout = run.stack, run.progress, run.timeout
     kcp = launch.start_devcluster(stack, "kcp", kcp=True)
     progress.done(f"kcp devcluster serving at {kcp.url}")
     service_dc = launch.start_devcluster(stack, "service", kcp=False)
@@ -150,14 +164,15 @@ def _start(
     launch.start_agent(
         stack,
         {
-            "SYNCFLOW_REDIS_URL": redis_url,
-            "SYNCFLOW_AGENT_NAME": agent,
+            "SYNCFLOW_REDIS_URL": run.redis_url,
+            "SYNCFLOW_AGENT_NAME": run.agent,
             "SYNCFLOW_KUBECONFIG": str(kubeconfigs.service),
             "SYNCFLOW_KCP_KUBECONFIG": str(kubeconfigs.kcp_org),
             "SYNCFLOW_APIEXPORTENDPOINTSLICE_REF": manifests.EXPORT,
             "SYNCFLOW_NAMESPACE": NAMESPACE,
             "SYNCFLOW_BACKOFF_CAP": "2",
         },
+        run.metrics,
     )
     progress.done("syncflow worker, beat and watcher running")
     return scenario, kubeconfigs

@@ -128,6 +128,7 @@ def scenario(run: DemoRun) -> list[str]:
             "SYNCFLOW_HEARTBEAT_PERIOD": "5",
             "SYNCFLOW_BACKOFF_CAP": "2",
         },
+        run.metrics,
     )
     progress.done("syncflow workload running: watch, worker and beat")
     env = _Workload(run, workspace, physical)

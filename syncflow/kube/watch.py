@@ -229,7 +229,6 @@ class ResourceWatch:
             if exc.status == 410:
                 raise GoneError(str(exc.body)) from exc
             raise
-        self.backoff.reset()
         self._set_status(synced=True, healthy=True, last_error=None)
         stream = GuardedStream(
             response,
@@ -259,17 +258,24 @@ class ResourceWatch:
             if kind == "BOOKMARK":
                 self._advance(rv)
                 self._save()
-                continue
-            ref = ObjectRef.of(obj)
-            kept = obj if self.keep_snapshots and kind != "DELETED" else None
-            with echoes.event_origin(self.echo_side, ref, rv), snapshots.event_object(self.echo_side, kept):
-                self.handler.on_event(str(kind), obj, ref)
-            if kind == "DELETED":
-                self._known.discard(ref)
-                self._advance(rv, removed=ref)
             else:
-                self._known.add(ref)
-                self._advance(rv, added=ref)
+                self._take(str(kind), obj, rv)
+            # Only an event taken resets the backoff: a connection whose events cannot be taken (the
+            # queue's Redis is gone) is retried ever more slowly, not several times a second.
+            self.backoff.reset()
+
+    def _take(self, kind: str, obj: dict[str, Any], rv: str) -> None:
+        """Hand one event to the handler, then remember it."""
+        ref = ObjectRef.of(obj)
+        kept = obj if self.keep_snapshots and kind != "DELETED" else None
+        with echoes.event_origin(self.echo_side, ref, rv), snapshots.event_object(self.echo_side, kept):
+            self.handler.on_event(kind, obj, ref)
+        if kind == "DELETED":
+            self._known.discard(ref)
+            self._advance(rv, removed=ref)
+        else:
+            self._known.add(ref)
+            self._advance(rv, added=ref)
 
     def _advance(self, rv: str, *, added: ObjectRef | None = None, removed: ObjectRef | None = None) -> None:
         """Remember ``rv`` (after the handler took the event) so a restart resumes after it; stored in

@@ -19,6 +19,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.layout import PERIODIC_QUEUE, agent_prefix
 from syncflow.queue.leases import rules_with_leases
+from syncflow.queue.reachability import Reachability
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, SYNC
 from syncflow.sync.orchestration import DesiredRules, SyncManager
@@ -103,5 +104,6 @@ def sync_manager(
         enqueue,
         bookmarks,
         replay=tasks.runtime.service.replay_cause,
+        redis=Reachability(settings.redis_url),
     )
     return manager, bookmarks

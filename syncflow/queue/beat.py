@@ -3,6 +3,9 @@
 Beat sends the pump every second whether or not a worker takes it; with no worker on the periodic
 queue its broker list would grow by 86,400 messages a day. Every periodic task is safe to skip (the
 next tick does the same work), so beat skips a tick while ``WAITING_LIMIT`` messages already wait.
+
+While the broker is unreachable a tick is skipped too: beat logs ``redis.unreachable`` once (not
+Celery's error and stack per tick) and ``redis.reachable`` when a tick goes out again.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from celery.beat import PersistentScheduler, ScheduleEntry
 from syncflow.logs import log_event
 from syncflow.queue.broker import Broker
 from syncflow.queue.layout import PERIODIC_QUEUE
+from syncflow.queue.reachability import BROKER_ERRORS, Reachability
 
 logger = logging.getLogger(__name__)
 
@@ -35,9 +39,24 @@ class BoundedScheduler(PersistentScheduler):  # type: ignore[misc]
 
         return runtime.service.broker
 
+    @cached_property
+    def reachability(self) -> Reachability:
+        """Whether the broker answered the last tick."""
+        return Reachability(self.app.conf.broker_url, BROKER_ERRORS)
+
     def apply_async(
         self, entry: ScheduleEntry, producer: Any = None, advance: bool = True, **kwargs: Any
     ) -> Any:
+        try:
+            result = self._send_unless_waiting(entry, producer, advance, **kwargs)
+        except Exception as exc:
+            if not self.reachability.failed(exc):
+                raise
+            return None
+        self.reachability.answered()
+        return result
+
+    def _send_unless_waiting(self, entry: ScheduleEntry, producer: Any, advance: bool, **kwargs: Any) -> Any:
         queue = entry.options.get("queue") or PERIODIC_QUEUE
         waiting = self.broker.depths([queue])[queue]
         if waiting >= WAITING_LIMIT:

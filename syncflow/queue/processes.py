@@ -24,6 +24,9 @@ def run_worker(
     bind(settings)
     worker_health.observe(settings)
     argv = ["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}", "--pool=prefork", "-E"]
+    # No gossip: syncflow needs no worker-to-worker events, and Celery's gossip step fails with an
+    # AttributeError on every reconnection after the broker went away.
+    argv.append("--without-gossip")
     argv += ["--queues", ",".join(queues)]
     if include:
         argv += ["--include", ",".join(include)]

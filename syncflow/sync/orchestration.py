@@ -28,6 +28,7 @@ from syncflow.kube.jsonapi import UNREACHABLE, JsonApi
 from syncflow.kube.watch import ResourceWatch
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
+from syncflow.queue.reachability import Reachability
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.eventkeys import SourceKeys, TargetKeys
 from syncflow.sync.keys import RELEASE, SWEEP, rule_key
@@ -55,6 +56,8 @@ class SyncManager:
     bookmarks: Bookmarks
     replay: Callable[[str], object] | None = None
     """Retries the keys that failed for a cause (``QueueService.replay_cause``)."""
+    redis: Reachability | None = None
+    """Whether the Redis of the registry and queue answers (said once per change by the watcher)."""
     watch_options: dict[str, Any] = field(default_factory=dict)
     watches: WatchSet = field(default_factory=WatchSet)
     _running: dict[str, tuple[SyncRule, tuple[tuple[JsonApi, ...], JsonApi]]] = field(default_factory=dict)

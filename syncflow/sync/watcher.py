@@ -50,16 +50,21 @@ class TermWatcher:
             for name, watch in self.control_watches().items():
                 self.control.start(name, watch)
             while not stop.is_set():
+                redis = self.manager.redis
                 try:
                     self.before_pass()
                     self.manager.reconcile()
                 except Exception as exc:  # one failed pass must not end the manager
-                    log_event(
-                        logger,
-                        "watch.manager_failed",
-                        level=logging.WARNING,
-                        error=f"{type(exc).__name__}: {exc}",
-                    )
+                    if redis is None or not redis.failed(exc):  # a lost Redis is said once
+                        log_event(
+                            logger,
+                            "watch.manager_failed",
+                            level=logging.WARNING,
+                            error=f"{type(exc).__name__}: {exc}",
+                        )
+                else:
+                    if redis is not None:
+                        redis.answered()
                 self.wake.wait(self.interval)
                 self.wake.clear()
         finally:

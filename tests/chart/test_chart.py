@@ -271,6 +271,7 @@ def test_flower_with_auth_and_ingress(rendered: dict[str, list[dict[str, Any]]])
     flower = container(objects, "flower")
     assert flower["command"] == ["celery", "-A", "syncflow.tasks", "flower"]
     assert "--url_prefix=flower" in flower["args"]
+    assert "--tasks_columns=name,uuid,state,args,exception,received,runtime,worker" in flower["args"]
     assert env(objects, "flower")["FLOWER_BASIC_AUTH"] == {
         "secretKeyRef": {"name": "flower-auth", "key": "auth"}
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from syncflow.demo import redis as demo_redis
 from tests.support.lines import LineReader
+from tests.support.scrape import scrape, value
 
 pytestmark = pytest.mark.integration
 
@@ -110,6 +113,21 @@ def test_ctrl_c_stops_every_child_and_exits_0(demo: DemoOutput, tmp_path: Path) 
     assert demo.process.wait(timeout=30) == 0
     demo.until("stopped; logs are in", timeout=5)
     assert [pid for pid in pids if _group_alive(pid)] == []
+
+
+def test_prints_how_to_attach_flower_and_prometheus_and_serves_the_metrics(demo: DemoOutput) -> None:
+    printed = "".join(demo.until("worker, beat and watcher running", timeout=90))
+    attach = dict(re.findall(r"^  (Redis|agent|Flower): +(.+)$", printed, re.MULTILINE))
+    assert attach["agent"] == "demo" and demo_redis.pings(attach["Redis"]), printed
+    flower = attach["Flower"]
+    assert f"SYNCFLOW_REDIS_URL={attach['Redis']} SYNCFLOW_AGENT_NAME=demo " in flower
+    assert " -A syncflow.tasks flower " in flower and "--tasks_columns=name,uuid,state,args," in flower
+    served = r"^  metrics: +http://127\.0\.0\.1:(\d+)/metrics \((\w+)\)$"
+    metrics = dict(re.findall(served, printed, re.MULTILINE))
+    assert sorted(metrics.values()) == ["beat", "watch", "worker"], printed
+    for port, role in metrics.items():
+        samples = scrape(int(port))
+        assert value(samples, "syncflow_redis_up", agent="demo") == 1.0, role
 
 
 @pytest.mark.parametrize(

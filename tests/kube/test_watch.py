@@ -320,3 +320,29 @@ def test_a_store_that_fails_as_a_connection_drops_is_logged_and_the_drop_is_what
 def logged(caplog: pytest.LogCaptureFixture, event: str) -> list[dict[str, Any]]:
     """The fields of every ``event`` line logged so far."""
     return [r.syncflow_fields for r in caplog.records if r.getMessage() == event]  # type: ignore[attr-defined]
+
+
+class RefusingHandler(Recorder):
+    """A handler that cannot take any event, as when the queue's Redis is gone."""
+
+    def on_event(self, type: str, obj: dict[str, Any], ref: ObjectRef) -> None:
+        raise StoreDownError("the queue is unreachable")
+
+
+def test_events_that_cannot_be_taken_are_retried_ever_more_slowly(
+    api: client.ApiClient,
+    core: client.CoreV1Api,
+    namespace: str,
+    run_watch: Runner,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="syncflow.kube.watch")
+    running = run_watch(watch_of(api, namespace, RefusingHandler(), MemoryBookmarks()))
+    wait_for(lambda: running.watch.status.healthy, what="watch connected")
+    core.create_namespaced_config_map(namespace, configmap("stuck"), _request_timeout=T)
+
+    wait_for(lambda: len(logged(caplog, "watch.failed")) >= 3, timeout=15, what="three failed connections")
+    third = logged(caplog, "watch.failed")[2]
+    assert "StoreDownError" in third["error"]
+    # delays are drawn from [d/2, d], d doubling per failure from `initial`: the third is in [2d, 4d]
+    assert third["retry_in"] > running.watch.backoff.initial, "every connection reset the backoff"

@@ -102,3 +102,13 @@ def test_env_example_holds_valid_settings() -> None:
     assert loaded.agent_name == values["SYNCFLOW_AGENT_NAME"]
     assert loaded.apiexportendpointslice_ref == values["SYNCFLOW_APIEXPORTENDPOINTSLICE_REF"]
     assert values["FLOWER_BASIC_AUTH"].count(":") == 1
+
+
+def test_flower_lists_each_tasks_keys_and_exception(compose: dict[str, Any]) -> None:
+    from flower.views.tasks import TASK_COLUMNS
+
+    [columns] = [f for f in compose["services"]["flower"]["command"] if f.startswith("--tasks_columns=")]
+    shown = columns.partition("=")[2].split(",")
+    assert {"args", "exception"} <= set(shown) and set(shown) <= set(TASK_COLUMNS), shown
+    documented = (REPO / "README.md").read_text() + (REPO / "docs" / "operations.md").read_text()
+    assert documented.count(columns) >= 3, "README.md and docs/operations.md show the same columns"
