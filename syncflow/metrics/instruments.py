@@ -18,6 +18,17 @@ WORKQUEUE_BUCKETS = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 """Seconds: the bounds of controller-runtime's workqueue buckets from a millisecond up (the queue
 measures time in milliseconds), so queries on its ``le`` values work alike."""
 
+LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+"""Seconds, around the targets an operator watches: a copy within 200 ms, a status within 500 ms."""
+
+SYNC_LATENCY = Histogram(
+    "syncflow_sync_latency_seconds",
+    "Seconds from the moment a watch queued an object's key to the answer of the write that synced it, "
+    "by mode, rule and direction (spec: copy created or updated, status: status returned or carried, "
+    "delete: copy deleted, upsync).",
+    ["mode", "rule", "direction"],
+    buckets=LATENCY_BUCKETS,
+)
 RESOURCES_SYNCED = Counter(
     "syncer_resources_synced",
     "Writes the engine made to sync objects, by the rule's group-resource and direction "

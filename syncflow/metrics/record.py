@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 Direction = Literal["spec", "status", "delete", "upsync"]
@@ -13,6 +14,31 @@ ERROR_KINDS = {"transient": "transient", "permanent": "permanent"}
 """Queue outcomes that are their own error kind; every other failure is ``error``."""
 NO_ANSWER = "<error>"
 """The ``code`` of a request that got no answer (client-go's)."""
+
+
+_queued_at: ContextVar[tuple[float, str] | None] = ContextVar("syncflow_key_queued_at", default=None)
+
+
+@contextmanager
+def key_queued_at(moment: float | None, mode: str) -> Iterator[None]:
+    """Inside the block, the key being processed was queued at ``moment`` (epoch seconds; None:
+    unknown) by a watcher of ``mode``: the writes that sync it observe their latency from then."""
+    token = _queued_at.set(None if moment is None else (moment, mode))
+    try:
+        yield
+    finally:
+        _queued_at.reset(token)
+
+
+def sync_latency(rule: str, direction: Direction) -> None:
+    """A write that synced an object of ``rule`` answered: the time since its key was queued."""
+    queued = _queued_at.get()
+    if queued is None:
+        return
+    from syncflow.metrics import instruments
+
+    moment, mode = queued
+    instruments.SYNC_LATENCY.labels(mode, rule, direction).observe(max(0.0, time.time() - moment))
 
 
 def wrote(resource: str, direction: Direction) -> None:

@@ -162,8 +162,10 @@ def _run_key(
         level = logging.INFO if taken.claim is Claim.GONE else logging.DEBUG
         log_event(logger, "task.skipped", level=level, key=raw_key, reason=taken.claim.value)
         return RunReport(taken.claim.value), None
+    queued_at = None
     if taken.waited is not None:
         metrics.queue_waited(queue.name, taken.waited)
+        queued_at = time.time() - taken.waited
 
     started = time.monotonic()
     error: Exception | None = None
@@ -173,6 +175,7 @@ def _run_key(
         echoes.collect() as own_writes,
         snapshots.delivered(taken.snapshot),
         ruleentries.delivered(rule_of(key), taken.rule_entry),
+        metrics.key_queued_at(queued_at, service.settings.mode),
     ):
         try:
             handler(key)

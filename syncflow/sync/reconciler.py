@@ -95,10 +95,12 @@ class Sync:
         echoes.record(endpoint, ObjectRef.of(obj), _meta(obj).get("resourceVersion", ""))
 
     def synced(self, direction: metrics.Direction) -> None:
-        """Count one write that synced an object; every write of an upsync rule (status ``carry``)
-        but a deletion counts as ``upsync``."""
+        """Count one write that synced an object, and its latency; every write of an upsync rule
+        (status ``carry``) but a deletion counts as ``upsync``."""
         upsync = self.rule.status == "carry" and direction != "delete"
-        metrics.wrote(self.rule.source.resource.group_resource, "upsync" if upsync else direction)
+        kind: metrics.Direction = "upsync" if upsync else direction
+        metrics.wrote(self.rule.source.resource.group_resource, kind)
+        metrics.sync_latency(self.rule.name, kind)
 
 
 def object_not_found(exc: ApiException) -> bool:

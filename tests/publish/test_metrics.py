@@ -141,6 +141,9 @@ def test_controller_runtime_families_follow_a_sync(env: PublishEnv) -> None:
     waits = value(worker, "workqueue_queue_duration_seconds_count", **labels, name="sync") or 0.0
     assert waits >= (waits_before or 0.0) + len(made)
     assert value(worker, "workqueue_queue_duration_seconds_bucket", **labels, name="sync", le="+Inf") == waits
+    latency = "syncflow_sync_latency_seconds_count"
+    latencies = total(worker, latency, **labels, mode="publish", direction="spec")
+    assert latencies >= len(made), "each copy's write observes how long after its key was queued it came"
     created = total(worker, "rest_client_requests_total", **labels, code="201", method="POST")
     assert created >= len(made)  # the copies, written by the worker's processes
     hosts = {dict(found)["host"] for name, found in worker if name == "rest_client_requests_total"}

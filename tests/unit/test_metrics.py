@@ -4,6 +4,7 @@ read from Redis, task outcomes, and the multiprocess guard."""
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -77,6 +78,21 @@ def test_writes_count_by_group_resource_and_direction_upsync_rules_as_upsync() -
     assert sample("syncer_resources_synced_total", resource=resource, direction="delete") == 1
     assert sample("syncer_resources_synced_total", resource=f"things.{up}", direction="upsync") == 2
     assert sample("syncer_resources_synced_total", resource=f"things.{up}", direction="delete") == 1
+
+
+def test_a_write_observes_its_latency_from_when_its_key_was_queued() -> None:
+    name = unique("lat")
+    sync = synced(rule(name, "return").model_copy(update={"name": name}))
+    sync.synced("spec")  # outside a keyed run: nothing known of when it was queued
+    assert sample("syncflow_sync_latency_seconds_count", mode="workload", rule=name, direction="spec") == 0
+    with record.key_queued_at(time.time() - 0.3, "workload"):
+        sync.synced("spec")
+        sync.synced("status")
+    bucket = {"mode": "workload", "rule": name, "direction": "spec"}
+    assert sample("syncflow_sync_latency_seconds_count", **bucket) == 1
+    assert sample("syncflow_sync_latency_seconds_bucket", **bucket, le="0.2") == 0, "0.3 s or more"
+    assert sample("syncflow_sync_latency_seconds_bucket", **bucket, le="300.0") == 1
+    assert sample("syncflow_sync_latency_seconds_count", mode="workload", rule=name, direction="status") == 1
 
 
 def test_rules_gauge_follows_the_wanted_rules_and_drops_the_rest() -> None:
