@@ -16,11 +16,12 @@ from redis import Redis
 
 from syncflow.config import load_settings
 from syncflow.keys import ObjectKey
+from syncflow.queue.layout import CELERY_QUEUES
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.conftest import REAL_REDIS_URL, Processes, RedisServer, free_port, unique_agent
-from tests.support.scrape import scrape, total, value
+from tests.support.scrape import scrape, value
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.integration
@@ -116,7 +117,8 @@ def test_children_counters_add_up_and_the_worker_is_ready(
     samples = scrape(metrics_port)
     assert value(samples, "syncflow_queue_keys", agent=agent, queue="sync", state="parked") == 1
     assert value(samples, "syncflow_redis_up", agent=agent) == 1
-    assert total(samples, "syncflow_queue_messages", agent=agent) >= 0
+    counted = {dict(labels)["queue"] for name, labels in samples if name == "syncflow_queue_messages"}
+    assert counted == set(CELERY_QUEUES), "every Celery queue's broker list is counted"
     assert {dict(labels)["agent"] for _, labels in samples} == {agent}
 
 
