@@ -53,6 +53,7 @@ from bench.support import (
     load_average,
     open_watch,
     run_dir,
+    said,
     served,
     start_watch_and_beat,
     start_worker_role,
@@ -92,11 +93,6 @@ def clusters_settings(kcp_kubeconfig: Path, probe_period: float) -> dict[str, st
 def cluster_object(name: str, kubeconfig: str) -> dict[str, Any]:
     """The Cluster ``name`` registering the cluster of ``kubeconfig`` (its text)."""
     return {"kind": "Cluster", "metadata": {"name": name}, "spec": {"kubeconfig": kubeconfig}}
-
-
-def said(log: Path, text: str) -> Callable[[], bool | None]:
-    """A check for ``Stack.wait_sync``: True once ``log`` holds ``text``."""
-    return lambda: True if text in log.read_text(errors="replace") else None
 
 
 def config_map(name: str, run: str, cluster: str | None) -> dict[str, Any]:

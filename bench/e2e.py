@@ -89,6 +89,7 @@ from bench.support import (
     private_redis,
     process_stats,
     run_dir,
+    said,
     served,
     sync_figures,
     traffic,
@@ -447,11 +448,8 @@ class Bench:
             "-I",
             "syncflow.modes.publish.tasks",
         )
-        log = self.stack.work / f"{name}.log"
         if ready:
-            self.stack.wait_sync(
-                lambda: True if " ready." in log.read_text(errors="replace") else None, 30, f"{name} ready"
-            )
+            self.stack.wait_sync(said(self.stack.work / f"{name}.log", " ready."), 30, f"{name} ready")
 
     async def create_all(
         self,

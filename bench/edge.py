@@ -54,6 +54,7 @@ from bench.support import (
     load_average,
     percentile,
     run_dir,
+    said,
     start_watch_and_beat,
     start_worker_role,
     traffic,
@@ -117,6 +118,7 @@ class EdgeBench:
         start_watch_and_beat(self.stack, "edge")
         start_worker_role(self.stack, "edge", "worker", workers)
         self.wait_listed()
+        self.stack.wait_sync(said(self.stack.work / "worker.log", " ready."), 60, "the worker role ready")
 
     async def prepare(self) -> None:
         """Devclusters, the mailbox with its CRD, the namespaces and the syncer's environment: everything
@@ -146,14 +148,8 @@ class EdgeBench:
 
     def wait_listed(self) -> None:
         """Wait until the watcher has listed the mailbox's EdgeSyncConfigs."""
-        log = self.stack.work / "watch.log"
-        self.stack.wait_sync(
-            lambda: (
-                True if "watch.listed watch=kcp:edgesyncconfigs" in log.read_text(errors="replace") else None
-            ),
-            60,
-            "the watcher to list the EdgeSyncConfigs",
-        )
+        listed = said(self.stack.work / "watch.log", "watch.listed watch=kcp:edgesyncconfigs")
+        self.stack.wait_sync(listed, 60, "the watcher to list the EdgeSyncConfigs")
 
     async def _mailbox_count(self, expected: int) -> bool | None:
         _, listed = await self.kcp.call(

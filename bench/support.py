@@ -235,6 +235,11 @@ def agent_env(stack: Stack, redis_url: str, settings: Mapping[str, str]) -> dict
     }
 
 
+def said(log: Path, text: str) -> Callable[[], bool | None]:
+    """A check for ``Stack.wait_sync``: True once ``log`` holds ``text``."""
+    return lambda: True if text in log.read_text(errors="replace") else None
+
+
 def start_watch_and_beat(stack: Stack, mode: str) -> None:
     """Start ``syncflow <mode> --role watch`` and ``--role beat`` (its schedule under the run's work)."""
     stack.start("watch", mode, "--role", "watch")
