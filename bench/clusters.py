@@ -362,7 +362,7 @@ async def on_stack(
 
 
 async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """The unified bench's clusters figures: ``objects`` ConfigMaps to 3 clusters with ``workers`` worker
+    """``python -m bench``'s clusters figures: ``objects`` ConfigMaps to 3 clusters with ``workers`` worker
     processes, then the baseline on the same stack."""
 
     async def scenario(bench: ClustersBench) -> tuple[dict[str, Any], MemoryFigures, dict[str, float]]:

@@ -756,7 +756,7 @@ async def baseline_run(bench: Bench, args: argparse.Namespace, clients: int) -> 
 
 
 async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """The unified bench's publish figures: one sync run of ``objects`` with ``workers`` worker processes
+    """``python -m bench``'s publish figures: one sync run of ``objects`` with ``workers`` worker processes
     and the baseline with 8 clients, each on a fresh stack, every other option at its default."""
     args = parser().parse_args(["--objects", str(objects)])
     with tempfile.TemporaryDirectory() as scratch:

@@ -309,7 +309,7 @@ async def one_run(
 
 
 async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """The unified bench's edge figures: the initial upsync of ``objects`` ConfigMaps with a worker role
+    """``python -m bench``'s edge figures: the initial upsync of ``objects`` ConfigMaps with a worker role
     of ``--workers <workers>``, and the baseline's direct writes."""
     args = parser().parse_args(["--objects", str(objects), *(["--logs", logs] if logs else [])])
     results, memory = await one_run(workers, args, redis_url, upsync_only=True)

@@ -300,7 +300,7 @@ async def run(objects: int, namespaces: int, budget: float, logs: str | None) ->
 
 
 async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """The unified bench's workload figures: ``objects`` Deployments over 10 namespaces, a worker role with
+    """``python -m bench``'s workload figures: ``objects`` Deployments over 10 namespaces, a worker role with
     ``--workers <workers>``, then the baseline."""
     _, r, memory, base = await runs(objects, 10, workers, 400, logs, redis_url)
     work = f"{objects} Deployments kcp -> physical cluster, worker --workers {workers}"
