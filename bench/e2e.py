@@ -771,7 +771,8 @@ async def measure(objects: int, workers: int, logs: str | None, redis_url: str) 
             r, memory = await one_stack(session, redis_url, root / "sync", args, synced, workers)
             baseline = functools.partial(baseline_run, args=args, clients=8)
             base = await one_stack(session, redis_url, root / "base", args, baseline)
-    work = f"{objects} objects in {args.workspaces} kcp workspaces -> service cluster, {workers} workers"
+    work = f"{objects} objects in {args.workspaces} kcp workspaces -> service cluster,"
+    work += f" {workers} worker processes"
     return mode_figures("publish", work, BASELINE, r, ("kcp", "service"), base, memory)
 
 
