@@ -3,13 +3,16 @@
 1. Cluster create → first synced object: a ConfigMap labelled for a cluster waits in kcp; the
    Cluster is created and the time until the copy exists in that cluster is taken (each of the three
    clusters in turn).
-2. Rebalance after a cluster goes away: a 6-replica Deployment split 2+2+2; one cluster's API server is
-   stopped; the times until its Cluster is NotReady and until the two others hold 3+3 (in kcp and in
-   the clusters) are taken, with the probe period they depend on.
-3. Objects/s syncing to three clusters: N ConfigMaps labelled round-robin, created by 8 clients, with 1
-   and then 3 worker processes (``--workers 1`` each), until every copy exists in its cluster. The
-   baseline is this process doing the two minimal calls (kcp create, cluster create) per object with
-   8 clients; the ratio syncflow/baseline is printed with the load average.
+2. Objects/s syncing to three clusters: N ConfigMaps labelled round-robin, created by 8 clients, with 1
+   and then 3 worker processes (``--workers 1`` each), until a raw watch of each cluster has seen every
+   copy: p50/p99 latency (create response → ADDED), reconciles per object (``task.done key=sync/…``
+   lines), API requests per object (every devcluster's ``/debug/requests``, minus the benchmark's own).
+3. With syncflow stopped, the baseline: this process doing the two minimal calls (kcp create, cluster
+   create) per object with 8 clients, timed by the write responses; the ratio syncflow/baseline is
+   printed with the load average.
+4. Rebalance after a cluster goes away (syncflow restarted): a 6-replica Deployment split 2+2+2; one
+   cluster's API server is stopped; the times until its Cluster is NotReady and until the two others
+   hold 3+3 (in kcp and in the clusters) are taken, with the probe period they depend on.
 
 Run: ``.venv/bin/python bench/clusters.py`` (Redis at 127.0.0.1:6379; the agent's keys are removed).
 """
@@ -20,35 +23,58 @@ import sys
 from pathlib import Path
 
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)  # run as a script: bench/queue.py would shadow the stdlib queue module
+    # run as a script: bench/queue.py would shadow the stdlib queue module; bench.e2e is wanted
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse
+import asyncio
+import functools
 import json
 import os
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from redis import Redis
+import aiohttp
 
+from bench.e2e import Api, BenchError, Stack
+from bench.figures import MemoryFigures, ModeFigures, mode_figures
+from bench.support import (
+    REDIS_URL,
+    AgentQueue,
+    Memory,
+    agent_env,
+    create_workspaces,
+    done_verbs,
+    in_parallel,
+    load_average,
+    open_watch,
+    run_dir,
+    said,
+    served,
+    start_watch_and_beat,
+    start_worker_role,
+    sync_figures,
+    traffic,
+    watch_first_seen,
+)
 from syncflow.api import cluster as cluster_api
 from syncflow.api.crdgen import crd
-from syncflow.demo import launch
-from syncflow.demo.stack import Stack
-from syncflow.kube.clients import for_cluster, load_client
-from syncflow.kube.jsonapi import JsonApi
-from syncflow.queue.layout import forget_agent
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
 WORKSPACE = "root:org:bench"
 LABEL = "workloads.kcp.dev/cluster"
 CLUSTERS = ("east", "north", "west")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-T = TypeVar("T")
+NAMESPACES = ("first", "sync", "one", "three", "base", "split")
+"""The kcp namespaces of the runs."""
+BASELINE = (
+    "this process does the two minimal calls per object (kcp create, create in its cluster), 8 clients,"
+    " timed by the write responses"
+)
+"""What the fair baseline does."""
 
 
 def clusters_settings(kcp_kubeconfig: Path, probe_period: float) -> dict[str, str]:
@@ -69,93 +95,196 @@ def cluster_object(name: str, kubeconfig: str) -> dict[str, Any]:
     return {"kind": "Cluster", "metadata": {"name": name}, "spec": {"kubeconfig": kubeconfig}}
 
 
-def wait(check: Callable[[], T | bool | None], timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value  # type: ignore[return-value]
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
+def config_map(name: str, run: str, cluster: str | None) -> dict[str, Any]:
+    """A small ConfigMap of run ``run``, labelled for ``cluster`` (None: for none)."""
+    labels = {"bench-run": run, **({LABEL: cluster} if cluster else {})}
+    return {"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}
 
 
-class Bench:
-    """The running stack and its clients."""
+class ClustersBench:
+    """One stack: kcp, the three clusters, syncflow's roles; the runs on it."""
 
-    def __init__(self, work: Path, probe_period: float) -> None:
-        self.stack = Stack(work)
-        self.agent = f"bench{uuid.uuid4().hex[:8]}"
-        self.probe_period = probe_period
-        kcp = launch.start_devcluster(self.stack, "kcp", kcp=True)
-        self.physical = {n: launch.start_devcluster(self.stack, n, kcp=False) for n in CLUSTERS}
-        self.clusters = {n: JsonApi(load_client(str(d.kubeconfig))) for n, d in self.physical.items()}
-        root = JsonApi(load_client(str(kcp.kubeconfig)))
-        root.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "org"}})
-        org = JsonApi(for_cluster(root.api, "root:org"))
-        org.create("/apis/tenancy.kcp.io/v1alpha1/workspaces", {"metadata": {"name": "bench"}})
-        self.kcp = JsonApi(for_cluster(root.api, WORKSPACE))
-        if not self.kcp.exists(cluster_api.PATH):
-            self.kcp.create(CRDS, crd(cluster_api.API_TYPE))
-            wait(lambda: self.kcp.exists(cluster_api.PATH), 30, "the Cluster CRD")
-        self.env = launch.child_env(
-            {
-                "SYNCFLOW_REDIS_URL": REDIS_URL,
-                "SYNCFLOW_AGENT_NAME": self.agent,
-                **clusters_settings(kcp.kubeconfig, probe_period),
-            }
-        )
-        command = launch.syncflow_command()
-        self.stack.start("beat", [*command, "clusters", "--role", "beat", "--data-dir", str(work)], self.env)
-        self.stack.start("watch", [*command, "clusters", "--role", "watch"], self.env)
+    def __init__(
+        self, stack: Stack, session: aiohttp.ClientSession, probe_period: float, redis_url: str = REDIS_URL
+    ) -> None:
+        self.stack, self.session, self.probe_period = stack, session, probe_period
+        self.redis_url = redis_url
+        self.queue = AgentQueue(stack.agent, redis_url)
+        self.kcp = Api(session, "")
+        self.clusters: dict[str, Api] = {}
+        self.ws = f"/clusters/{WORKSPACE}"
         self.workers = 0
-        self.add_workers(1)
-        for namespace in ("first", "one", "three", "base", "split"):  # kcp namespaces of the runs
-            self.kcp.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
+
+    async def setup(self, workers: int) -> None:
+        """Devclusters, the workspace with the Cluster CRD and the runs' namespaces, syncflow's roles with
+        ``workers`` worker processes."""
+        stack = self.stack
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        self.clusters = {name: Api(self.session, stack.devcluster(name)) for name in CLUSTERS}
+        await create_workspaces(self.kcp, WORKSPACE)
+        if not await served(self.kcp, f"{self.ws}{cluster_api.PATH}"):
+            await self.kcp.call("POST", f"{self.ws}{CRDS}", crd(cluster_api.API_TYPE))
+            await stack.wait(
+                lambda: served(self.kcp, f"{self.ws}{cluster_api.PATH}"), 30, "the Cluster CRD", 0.1
+            )
+        for namespace in NAMESPACES:
+            await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
+        settings = clusters_settings(stack.work / "kcp" / "kc", self.probe_period)
+        stack.env = agent_env(stack, self.redis_url, {**settings, "SYNCFLOW_LOG_LEVEL": "INFO"})
+        self.start_syncflow(workers)
+
+    def start_syncflow(self, workers: int) -> None:
+        """Start watch, beat and ``workers`` worker processes (``--workers 1`` each)."""
+        start_watch_and_beat(self.stack, "clusters")
+        self.workers = 0
+        self.add_workers(workers)
+
+    def stop_syncflow(self) -> None:
+        """Stop every syncflow role; the devclusters keep running."""
+        for name in [n for n in self.stack.processes if n != "kcp" and n not in CLUSTERS]:
+            self.stack.stop(name)
 
     def add_workers(self, total: int) -> None:
-        """Run ``total`` worker processes (``--workers 1`` each)."""
-        command = launch.syncflow_command()
+        """Run ``total`` worker processes (``--workers 1`` each), each ready."""
         while self.workers < total:
             self.workers += 1
             name = f"worker-{self.workers}"
-            self.stack.start(name, [*command, "clusters", "--role", "worker", "--workers", "1"], self.env)
-            self.stack.wait(lambda n=name: " ready." in self.stack.log_text(n), 60, name, [name])  # type: ignore[misc]
+            start_worker_role(self.stack, "clusters", name, 1)
+            self.stack.wait_sync(said(self.stack.work / f"{name}.log", " ready."), 60, f"{name} ready")
 
-    def register(self, name: str) -> None:
-        self.kcp.create(cluster_api.PATH, cluster_object(name, self.physical[name].kubeconfig.read_text()))
+    async def register(self, name: str) -> None:
+        """Create the Cluster ``name`` for its devcluster."""
+        kubeconfig = (self.stack.work / name / "kc").read_text()
+        await self.kcp.call("POST", f"{self.ws}{cluster_api.PATH}", cluster_object(name, kubeconfig))
 
-    def ready(self, name: str) -> str:
-        conditions = (self.kcp.get(f"{cluster_api.PATH}/{name}").get("status") or {}).get("conditions") or []
-        return next((c["status"] for c in conditions if c["type"] == "Ready"), "")
+    async def exists(self, api: Api, path: str) -> bool:
+        """Whether ``path`` exists on ``api``."""
+        status, _ = await api.call("GET", path, ok=(404,))
+        return status == 200
 
-    def first_object(self, name: str) -> float:
+    async def until(self, check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+        """Poll ``check`` every 10 ms until it is true."""
+        await self.stack.wait(lambda: self._true(check), timeout, what, 0.01)
+
+    @staticmethod
+    async def _true(check: Callable[[], Awaitable[bool]]) -> bool | None:
+        return True if await check() else None
+
+    async def first_object(self, name: str) -> float:
         """Seconds from creating Cluster ``name`` to the copy of an object waiting for it."""
-        body = {"metadata": {"name": f"for-{name}", "labels": {LABEL: name}}, "data": {"k": "v"}}
-        self.kcp.create("/api/v1/namespaces/first/configmaps", body)
-        started = time.perf_counter()
-        self.register(name)
         path = f"/api/v1/namespaces/first/configmaps/for-{name}"
-        wait(lambda: self.clusters[name].exists(path), 120, f"the first object in {name}")
+        await self.kcp.call(
+            "POST", f"{self.ws}/api/v1/namespaces/first/configmaps", config_map(f"for-{name}", "first", name)
+        )
+        started = time.perf_counter()
+        await self.register(name)
+        await self.until(lambda: self.exists(self.clusters[name], path), 120, f"the first object in {name}")
         return time.perf_counter() - started
 
-    def shares(self) -> dict[str, int]:
-        out = {}
-        for name in CLUSTERS:
-            path = f"/apis/apps/v1/namespaces/split/deployments/web--{name}"
-            if self.kcp.exists(path):
-                out[name] = int(self.kcp.get(path)["spec"]["replicas"])
-        return out
+    async def create_all(
+        self, run: str, count: int, after: Callable[[str, str], Awaitable[object]] | None = None
+    ) -> dict[str, float]:
+        """Create ``count`` ConfigMaps in kcp namespace ``run``, the i-th for ``CLUSTERS[i % 3]`` (labelled
+        so unless ``after``, which then copies each itself), with 8 clients; returns their create times."""
+        created: dict[str, float] = {}
 
-    def in_clusters(self, names: tuple[str, ...]) -> dict[str, int]:
+        async def create(i: int, name: str) -> None:
+            cluster = CLUSTERS[i % len(CLUSTERS)]
+            body = config_map(name, run, None if after else cluster)
+            await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces/{run}/configmaps", body)
+            created[name] = time.perf_counter()
+            if after is not None:
+                await after(name, cluster)
+
+        await in_parallel([f"cm-{i:05d}" for i in range(count)], create)
+        return created
+
+    async def watch_copies(
+        self, cluster: str, run: str, seen: dict[str, float], expected: int, opened: asyncio.Event
+    ) -> None:
+        """Record when each copy of run ``run`` first appears in ``cluster`` (``watch_first_seen``)."""
+        await watch_first_seen(
+            self.session,
+            self.clusters[cluster],
+            f"/api/v1/namespaces/{run}/configmaps",
+            f"bench-run%3D{run}",
+            lambda obj: str(obj["metadata"]["name"]),
+            seen,
+            expected,
+            opened=opened,
+        )
+
+    async def sync_run(self, run: str, count: int, timeout: float) -> dict[str, Any]:
+        """Create ``count`` ConfigMaps in kcp namespace ``run``, labelled round-robin for the clusters, and
+        time syncflow until a watch of each cluster has seen every copy."""
+        await self.queue.idle(self.stack)
+        apis = [self.kcp, *self.clusters.values()]
+        before = await traffic(apis)
+        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
+        seen: dict[str, dict[str, float]] = {name: {} for name in CLUSTERS}
+        watchers = [
+            await open_watch(
+                functools.partial(
+                    self.watch_copies, name, run, seen[name], len(range(k, count, len(CLUSTERS)))
+                )
+            )
+            for k, name in enumerate(CLUSTERS)
+        ]
+        started = time.perf_counter()
+        created = await self.create_all(run, count)
+        create_s = time.perf_counter() - started
+        await asyncio.wait_for(asyncio.gather(*watchers), self.stack.remaining(timeout))
+        cpu = self.stack.cpu()
+        cpu.subtract(cpu_before)
+        await self.queue.idle(self.stack)
+        after = await traffic(apis)
+        sides = dict(
+            zip(("kcp", *CLUSTERS), (a - b for a, b in zip(after, before, strict=True)), strict=True)
+        )
+        done = done_verbs(self.stack) - done_before
+        every = {name: at for copies in seen.values() for name, at in copies.items()}
+        return sync_figures(started, created, every, create_s, sides, done, cpu)
+
+    async def baseline(self, count: int) -> dict[str, float]:
+        """With syncflow stopped: per object, the kcp create (unlabelled) and the create in its cluster,
+        8 clients, timed by the write responses."""
+        for cluster in self.clusters.values():
+            await cluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "base"}})
+        apis = [self.kcp, *self.clusters.values()]
+        before = sum([(await api.counts()).total() for api in apis])
+        latencies: list[float] = []
+
+        async def copy(name: str, cluster: str) -> None:
+            began = time.perf_counter()
+            body = config_map(name, "base", None)
+            await self.clusters[cluster].call("POST", "/api/v1/namespaces/base/configmaps", body)
+            latencies.append((time.perf_counter() - began) * 1000)
+
+        started = time.perf_counter()
+        await self.create_all("base", count, copy)
+        elapsed = time.perf_counter() - started
+        # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
+        calls = sum([(await api.counts()).total() for api in apis]) - before - count
+        return {"rate": count / elapsed, "elapsed": elapsed, "calls": calls / count}
+
+    async def ready(self, name: str) -> str:
+        """The status of Cluster ``name``'s Ready condition ("" while it has none)."""
+        _, cluster = await self.kcp.call("GET", f"{self.ws}{cluster_api.PATH}/{name}")
+        conditions = (cluster.get("status") or {}).get("conditions") or []
+        return next((c["status"] for c in conditions if c["type"] == "Ready"), "")
+
+    async def replicas(self, api: Api, prefix: str, names: tuple[str, ...]) -> dict[str, int]:
+        """The replicas of each ``web--<name>`` shard in namespace ``split`` of ``api`` that exists."""
         out = {}
         for name in names:
-            path = f"/apis/apps/v1/namespaces/split/deployments/web--{name}"
-            if self.clusters[name].exists(path):
-                out[name] = int(self.clusters[name].get(path)["spec"]["replicas"])
+            status, shard = await api.call(
+                "GET", f"{prefix}/apis/apps/v1/namespaces/split/deployments/web--{name}", ok=(404,)
+            )
+            if status == 200:
+                out[name] = int(shard["spec"]["replicas"])
         return out
 
-    def rebalance(self) -> dict[str, float]:
+    async def rebalance(self) -> dict[str, float]:
         """Seconds from stopping west until (each first seen) its Cluster is NotReady, kcp's shards are
         3+3 on east and north, and those clusters run 3+3."""
         selector = {"app": "web"}
@@ -167,133 +296,152 @@ class Bench:
                 "spec": {"containers": [{"name": "w", "image": "x"}]},
             },
         }
-        self.kcp.create(
-            "/apis/apps/v1/namespaces/split/deployments", {"metadata": {"name": "web"}, "spec": spec}
+        await self.kcp.call(
+            "POST",
+            f"{self.ws}/apis/apps/v1/namespaces/split/deployments",
+            {"metadata": {"name": "web"}, "spec": spec},
         )
-        wait(lambda: self.shares() == {"east": 2, "north": 2, "west": 2}, 60, "the 2+2+2 split")
+        split = {"east": 2, "north": 2, "west": 2}
+        await self.until(
+            lambda: self._equal(self.replicas(self.kcp, self.ws, CLUSTERS), split), 60, "the 2+2+2 split"
+        )
         started = time.perf_counter()
-        self.stack.stop_child("west")
-        checks: dict[str, Callable[[], bool]] = {
-            "not_ready": lambda: self.ready("west") == "False",
-            "kcp": lambda: self.shares() == {"east": 3, "north": 3, "west": 0},
-            "clusters": lambda: self.in_clusters(("east", "north")) == {"east": 3, "north": 3},
+        self.stack.stop("west")
+        moved = {"east": 3, "north": 3}
+        checks: dict[str, Callable[[], Awaitable[bool]]] = {
+            "not_ready": lambda: self._equal(self.ready("west"), "False"),
+            "kcp": lambda: self._equal(self.replicas(self.kcp, self.ws, CLUSTERS), {**moved, "west": 0}),
+            "clusters": lambda: self._equal(self._in_clusters(("east", "north")), moved),
         }
         seen: dict[str, float] = {}
-        deadline = time.monotonic() + 120
-        while len(seen) < len(checks) and time.monotonic() < deadline:
+
+        async def all_seen() -> bool:
             for name, check in checks.items():
-                if name not in seen and check():
+                if name not in seen and await check():
                     seen[name] = time.perf_counter() - started
-            time.sleep(0.01)
-        if len(seen) < len(checks):
-            raise SystemExit(f"the rebalance did not finish: {seen}")
+            return len(seen) == len(checks)
+
+        await self.until(all_seen, 120, f"the rebalance (seen {seen})")
         return seen
 
-    def create_all(self, namespace: str, count: int, direct: bool = False) -> float:
-        """Create ``count`` ConfigMaps labelled round-robin with 8 clients and return the seconds until
-        every copy exists in its cluster. ``direct`` is the baseline: unlabelled in kcp (syncflow leaves
-        them alone) and each copy created by this process."""
-        names = [(f"cm-{i:05d}", CLUSTERS[i % len(CLUSTERS)]) for i in range(count)]
-        if direct:
-            for cluster in self.clusters.values():
-                cluster.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
+    async def _in_clusters(self, names: tuple[str, ...]) -> dict[str, int]:
+        """``replicas`` of each cluster's own shard, in that cluster."""
+        out: dict[str, int] = {}
+        for name in names:
+            out |= await self.replicas(self.clusters[name], "", (name,))
+        return out
 
-        def one(item: tuple[str, str]) -> None:
-            name, cluster = item
-            labels = {} if direct else {LABEL: cluster}
-            body = {"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}
-            self.kcp.create(f"/api/v1/namespaces/{namespace}/configmaps", body)
-            if direct:
-                self.clusters[cluster].create(f"/api/v1/namespaces/{namespace}/configmaps", body)
-
-        started = time.perf_counter()
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(one, names))
-
-        def done() -> bool:
-            for cluster in CLUSTERS:
-                listed = self.clusters[cluster].get(f"/api/v1/namespaces/{namespace}/configmaps")
-                have = sum(1 for i in listed.get("items") or [] if i["metadata"]["name"].startswith("cm-"))
-                if have < sum(1 for _, c in names if c == cluster):
-                    return False
-            return True
-
-        wait(done, 600, f"every copy of {namespace}")
-        return time.perf_counter() - started
-
-    def cpu(self) -> dict[str, float]:
-        """CPU seconds used so far by each child and its descendants (from /proc)."""
-        stats = {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                stats[int(entry.name)] = (
-                    int(fields[1]),
-                    (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"),
-                )
-        used = {}
-        for child in self.stack.children:
-            tree, total = {child.process.pid}, 0.0
-            for pid, (parent, _) in sorted(stats.items()):
-                if parent in tree:
-                    tree.add(pid)
-            total = sum(stats[pid][1] for pid in tree if pid in stats)
-            used[child.name] = round(total, 1)
-        return used
+    @staticmethod
+    async def _equal(value: Awaitable[object], expected: object) -> bool:
+        return await value == expected
 
     def close(self) -> None:
-        self.stack.stop()
-        redis = Redis.from_url(REDIS_URL)
-        forget_agent(redis, self.agent)
-        redis.close()
+        """Stop every process and remove the agent's keys."""
+        self.stack.stop_all()
+        self.queue.cleanup()
+        self.queue.close()
 
 
-def main(objects: int, probe_period: float) -> None:
+async def on_stack(
+    prefix: str,
+    logs: str | None,
+    budget: float,
+    probe_period: float,
+    redis_url: str,
+    scenario: Callable[[ClustersBench], Awaitable[Any]],
+) -> Any:
+    """Run ``scenario`` on a fresh stack, then stop it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        stack = Stack(run_dir(prefix, logs, scratch), f"bench{uuid.uuid4().hex[:8]}", budget)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+            bench = ClustersBench(stack, session, probe_period, redis_url)
+            try:
+                return await scenario(bench)
+            finally:
+                bench.close()
+
+
+async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s clusters figures: ``objects`` ConfigMaps to 3 clusters with ``workers`` worker
+    processes, then the baseline on the same stack."""
+
+    async def scenario(bench: ClustersBench) -> tuple[dict[str, Any], MemoryFigures, dict[str, float]]:
+        await bench.setup(workers)
+        for name in CLUSTERS:
+            await bench.first_object(name)
+        memory = Memory(bench.stack, bench.queue.redis)
+        r = await bench.sync_run("sync", objects, 400)
+        used = memory.end(objects)
+        bench.stop_syncflow()
+        return r, used, await bench.baseline(objects)
+
+    r, memory, base = await on_stack("clusters-", logs, 600, 10.0, redis_url, scenario)
+    work = f"{objects} ConfigMaps to 3 clusters, {workers} worker processes"
+    return mode_figures("clusters", work, BASELINE, r, ("kcp", *CLUSTERS), base, memory)
+
+
+async def main(args: argparse.Namespace) -> None:
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="bench-clusters-") as work:
-        bench = Bench(Path(work), probe_period)
-        try:
-            firsts = [bench.first_object(name) for name in CLUSTERS]
-            # throughput while all three clusters are up, then the rebalance (it stops west)
-            before = bench.cpu()
-            one = objects / bench.create_all("one", objects)
-            cpu_one = {k: round(v - before.get(k, 0), 1) for k, v in bench.cpu().items()}
-            bench.add_workers(3)
-            before = bench.cpu()
-            three = objects / bench.create_all("three", objects)
-            cpu_three = {k: round(v - before.get(k, 0), 1) for k, v in bench.cpu().items()}
-            base = objects / bench.create_all("base", objects, direct=True)
-            lost = bench.rebalance()
-        finally:
-            bench.close()
-    load_after = os.getloadavg()
-    print(f"clusters mode, {len(CLUSTERS)} physical clusters, probe period {probe_period:g} s,", end=" ")
-    print(f"{os.cpu_count()} cores")
-    print(
+
+    async def scenario(bench: ClustersBench) -> None:
+        await bench.setup(1)
+        firsts = [await bench.first_object(name) for name in CLUSTERS]
+        one = await bench.sync_run("one", args.objects, args.budget)
+        bench.add_workers(3)
+        three = await bench.sync_run("three", args.objects, args.budget)
+        bench.stop_syncflow()
+        base = await bench.baseline(args.objects)
+        bench.start_syncflow(3)
+        lost = await bench.rebalance()
+        report(args, firsts, one, three, base, lost, load_before)
+
+    await on_stack("clusters-", args.logs, args.budget, args.probe_period, REDIS_URL, scenario)
+
+
+def report(
+    args: argparse.Namespace,
+    firsts: list[float],
+    one: dict[str, Any],
+    three: dict[str, Any],
+    base: dict[str, float],
+    lost: dict[str, float],
+    load_before: tuple[float, float, float],
+) -> None:
+    """Print the figures."""
+    lines = [
+        f"clusters mode, {len(CLUSTERS)} physical clusters, probe period {args.probe_period:g} s",
         "Cluster create -> first synced object: "
         + ", ".join(f"{n} {s:.2f} s" for n, s in zip(CLUSTERS, firsts, strict=True))
-        + f" (median {statistics.median(firsts):.2f} s)"
-    )
-    print(
+        + f" (median {statistics.median(firsts):.2f} s)",
+        f"syncing {args.objects} ConfigMaps to 3 clusters (8 creating clients):",
+    ]
+    for workers, r in ((1, one), (3, three)):
+        lines += [
+            f"  {workers} worker process(es): {r['rate']:7.1f} obj/s  ratio syncflow/baseline"
+            f" {r['rate'] / base['rate']:.3f}"
+            + (f"  (x{r['rate'] / one['rate']:.2f} the single worker)" if r is three else ""),
+            f"    latency p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms  (kcp create response -> ADDED on"
+            f" a watch of its cluster); reconciles/object {r['sync']:.2f} sync  {r['status']:.2f} status",
+            f"    API requests/obj {r['kcp'] + sum(r[n] for n in CLUSTERS):.2f}  by method: {r['methods']}",
+            f"    CPU seconds {r['cpu']}",
+        ]
+    lines += [
+        f"  baseline            {base['rate']:7.1f} obj/s  (kcp create + cluster create, this process,"
+        f" 8 clients; {base['calls']:.2f} API requests/obj)",
         f"a cluster goes away: NotReady after {lost['not_ready']:.2f} s; its replicas moved in kcp after"
-        f" {lost['kcp']:.2f} s, running 3+3 in the other clusters after {lost['clusters']:.2f} s"
-    )
-    print(f"syncing {objects} ConfigMaps to 3 clusters (8 creating clients):")
-    print(f"  1 worker process    {one:7.1f} obj/s  ratio syncflow/baseline {one / base:.3f}")
-    print(f"  3 worker processes  {three:7.1f} obj/s  ratio syncflow/baseline {three / base:.3f}", end="")
-    print(f"  (x{three / one:.2f} the single worker)")
-    print(f"  baseline            {base:7.1f} obj/s  (kcp create + cluster create, this process, 8 clients)")
-    print(f"  CPU seconds by process, 1 worker: {cpu_one}")
-    print(f"  CPU seconds by process, 3 workers: {cpu_three}")
-    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min)")
+        f" {lost['kcp']:.2f} s, running 3+3 in the other clusters after {lost['clusters']:.2f} s",
+        load_average(load_before),
+    ]
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--objects", type=int, default=300, help="ConfigMaps per throughput run")
     parser.add_argument("--probe-period", type=float, default=10.0, help="seconds between probes")
-    args = parser.parse_args()
-    main(args.objects, args.probe_period)
+    parser.add_argument("--budget", type=float, default=600, help="seconds the whole run may take")
+    parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
+    try:
+        asyncio.run(main(parser.parse_args()))
+    except BenchError as exc:
+        raise SystemExit(str(exc)) from None

@@ -52,6 +52,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 import argparse
 import asyncio
+import functools
 import os
 import re
 import signal
@@ -70,11 +71,13 @@ import orjson
 import yaml
 
 from bench.copies import STATE_NAMESPACE, CopyWrites
+from bench.figures import MemoryFigures, ModeFigures, mode_figures
 from bench.roundtrips import RoundTrips
 from bench.support import (
     BIN,
     REPO,
     AgentQueue,
+    Memory,
     apply_crds,
     cpu_summary,
     done_verbs,
@@ -83,15 +86,16 @@ from bench.support import (
     middle_rate,
     open_watch,
     percentile,
+    private_redis,
+    process_stats,
     run_dir,
+    said,
     served,
     sync_figures,
     traffic,
     watch_first_seen,
 )
 from syncflow import tasks as engine_tasks
-from syncflow.demo.redis import provide as provide_redis
-from syncflow.demo.stack import Stack as DemoStack
 from syncflow.keys import ObjectKey
 from syncflow.modes.publish.rules import KCP, SERVICE
 
@@ -106,6 +110,12 @@ COUNTED = "-count"
 """Suffix of the run that counts Redis round trips."""
 BASE_COPY = "base-copy"
 """The ``bench-run`` label of the baseline's local copies."""
+BASELINE = (
+    "this process does the writes the sync needs (kcp create, finalizer patch, namespace once per"
+    " namespace, local create, state Secret; syncflow's bodies and paths), 8 clients, timed by the same"
+    " watch of the local copies"
+)
+"""What the fair baseline does."""
 T = TypeVar("T")
 N = TypeVar("N", int, float)
 assert engine_tasks.sync  # registers the ``sync`` verb, so keys can be queued from here
@@ -206,11 +216,7 @@ class Stack:
         groups = {process.pid: name.split("-")[0] for name, process in self.processes.items()}
         used: Counter[str] = Counter()
         tick = os.sysconf("SC_CLK_TCK")
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
+        for fields in process_stats():
             group = groups.get(int(fields[2]))
             if group is not None:
                 used[group] += (int(fields[11]) + int(fields[12])) / tick
@@ -442,11 +448,8 @@ class Bench:
             "-I",
             "syncflow.modes.publish.tasks",
         )
-        log = self.stack.work / f"{name}.log"
         if ready:
-            self.stack.wait_sync(
-                lambda: True if " ready." in log.read_text(errors="replace") else None, 30, f"{name} ready"
-            )
+            self.stack.wait_sync(said(self.stack.work / f"{name}.log", " ready."), 30, f"{name} ready")
 
     async def create_all(
         self,
@@ -677,7 +680,8 @@ class Bench:
         elapsed = (max(seen.values()) if seen else time.perf_counter()) - started
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        calls = (await self.kcp.counts()).total() + (await self.service.counts()).total() - before
+        # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
+        calls = (await self.kcp.counts()).total() + (await self.service.counts()).total() - before - objects
         return {
             "rate": objects / elapsed,
             "elapsed": elapsed,
@@ -710,21 +714,23 @@ def at_least(lowest: float, kind: Callable[[str], N]) -> Callable[[str], N]:
 
 async def one_stack(
     session: aiohttp.ClientSession,
-    redis: RoundTrips,
+    redis: RoundTrips | str,
     work: Path,
     args: argparse.Namespace,
     scenario: Callable[[Bench], Awaitable[T]],
     workers: int = 1,
 ) -> T:
-    """Run ``scenario`` on a fresh stack (devclusters, syncflow with ``workers`` processes), then stop it."""
+    """Run ``scenario`` on a fresh stack (devclusters, syncflow with ``workers`` processes), then stop it;
+    ``redis``: the run's Redis, its round trips counted, or only its URL."""
     work.mkdir()
     stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
+    url, roundtrips = (redis, None) if isinstance(redis, str) else (redis.url, redis)
     bench = Bench(
         stack,
         session,
         args.workspaces,
-        redis.url,
-        roundtrips=redis,
+        url,
+        roundtrips=roundtrips,
         concurrency=args.concurrency,
         broker_url=args.broker_url,
         latency=args.latency,
@@ -738,6 +744,36 @@ async def one_stack(
         stack.stop_all()
         bench.queue.cleanup()
         bench.queue.close()
+
+
+async def baseline_run(bench: Bench, args: argparse.Namespace, clients: int) -> dict[str, Any]:
+    """With syncflow stopped, ``Bench.baseline`` with ``clients`` clients, as ``args`` ask."""
+    for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
+        bench.stack.stop(name)
+    return await bench.baseline(
+        args.objects, clients, observed=not args.baseline_unobserved, lean=args.baseline_lean
+    )
+
+
+async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s publish figures: one sync run of ``objects`` with ``workers`` worker processes
+    and the baseline with 8 clients, each on a fresh stack, every other option at its default."""
+    args = parser().parse_args(["--objects", str(objects)])
+    with tempfile.TemporaryDirectory() as scratch:
+        root = run_dir("publish-", logs, scratch)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+
+            async def synced(bench: Bench) -> tuple[dict[str, Any], MemoryFigures]:
+                memory = Memory(bench.stack, bench.queue.redis)
+                figures = await bench.sync_run("sync", objects, args.budget)
+                return figures, memory.end(objects)
+
+            r, memory = await one_stack(session, redis_url, root / "sync", args, synced, workers)
+            baseline = functools.partial(baseline_run, args=args, clients=8)
+            base = await one_stack(session, redis_url, root / "base", args, baseline)
+    work = f"{objects} objects in {args.workspaces} kcp workspaces -> service cluster,"
+    work += f" {workers} worker processes"
+    return mode_figures("publish", work, BASELINE, r, ("kcp", "service"), base, memory)
 
 
 Round = tuple[dict[int, dict[str, Any]], dict[str, float], dict[int, dict[str, Any]]]
@@ -768,14 +804,7 @@ async def one_round(
         runs[n]["load"] = load_average(load)
     for clients in args.baseline_clients:
         load = os.getloadavg()
-
-        async def baseline(bench: Bench, clients: int = clients) -> dict[str, Any]:
-            for name in [n for n in bench.stack.processes if n not in ("kcp", "service")]:
-                bench.stack.stop(name)
-            return await bench.baseline(
-                args.objects, clients, observed=not args.baseline_unobserved, lean=args.baseline_lean
-            )
-
+        baseline = functools.partial(baseline_run, args=args, clients=clients)
         bases[clients] = await one_stack(session, redis, work / f"base{clients}", args, baseline)
         bases[clients]["load"] = load_average(load)
     return runs, backlog, bases
@@ -786,23 +815,23 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = run_dir("e2e-", args.logs, scratch)
         began = time.perf_counter()
-        redis_stack = DemoStack(root)
-        redis = RoundTrips(provide_redis(redis_stack, None).url, root / "monitor.log")
-        rounds: list[Round] = []
-        try:
-            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-                for k in range(1, args.rounds + 1):
-                    runs, backlog, bases = await one_round(session, redis, root / f"round{k}", k, args)
-                    windows = redis.windows()
-                    for n, r in runs.items():
-                        r["redis"] = windows[f"r{k}w{n}{COUNTED}"]
-                    if args.rounds > 1:
-                        print(f"round {k} of {args.rounds}")
-                    report(args, runs, backlog, bases)  # printed now, a later round's failure cannot lose it
-                    rounds.append((runs, backlog, bases))
-        finally:
-            redis.close()
-            redis_stack.stop()
+        with private_redis(root) as url:
+            redis = RoundTrips(url, root / "monitor.log")
+            rounds: list[Round] = []
+            try:
+                async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
+                    for k in range(1, args.rounds + 1):
+                        runs, backlog, bases = await one_round(session, redis, root / f"round{k}", k, args)
+                        windows = redis.windows()
+                        for n, r in runs.items():
+                            r["redis"] = windows[f"r{k}w{n}{COUNTED}"]
+                        if args.rounds > 1:
+                            print(f"round {k} of {args.rounds}")
+                        # printed now: a later round's failure cannot lose it
+                        report(args, runs, backlog, bases)
+                        rounds.append((runs, backlog, bases))
+            finally:
+                redis.close()
     if args.rounds > 1:
         print(ratios_by_round(rounds, args.concurrency))
         if len(args.workers) > 1:
@@ -1013,7 +1042,8 @@ def report(
     print("\n".join(lines))
 
 
-if __name__ == "__main__":
+def parser() -> argparse.ArgumentParser:
+    """This bench's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=1_000, help="objects per run")
     parser.add_argument(
@@ -1091,4 +1121,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--broker-url", help="Celery broker (default: the private Redis), e.g. amqp://…/<vhost>"
     )
-    asyncio.run(run(parser.parse_args()))
+    return parser
+
+
+if __name__ == "__main__":
+    asyncio.run(run(parser().parse_args()))

@@ -41,16 +41,20 @@ from typing import Any
 import aiohttp
 
 from bench.e2e import Api, BenchError, Stack
+from bench.figures import MemoryFigures, ModeFigures, mode_figures
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    Memory,
     agent_env,
     apply_crds,
     create_workspaces,
+    done_verbs,
     in_parallel,
     load_average,
     percentile,
     run_dir,
+    said,
     start_watch_and_beat,
     start_worker_role,
     traffic,
@@ -61,6 +65,11 @@ MAILBOX = "root:edge:mb1"
 CONFIGS = "apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
 NAMESPACE = "up"
 SELECTOR = "bench%3Dup"
+BASELINE = (
+    "this process writes the objects into the mailbox directly (one create each, 8 clients), timed by the"
+    " write responses; its bare poll is one paged list of each side"
+)
+"""What the fair baseline does."""
 
 
 def config_map(name: str, value: str = "0") -> dict[str, Any]:
@@ -109,6 +118,7 @@ class EdgeBench:
         start_watch_and_beat(self.stack, "edge")
         start_worker_role(self.stack, "edge", "worker", workers)
         self.wait_listed()
+        self.stack.wait_sync(said(self.stack.work / "worker.log", " ready."), 60, "the worker role ready")
 
     async def prepare(self) -> None:
         """Devclusters, the mailbox with its CRD, the namespaces and the syncer's environment: everything
@@ -138,14 +148,8 @@ class EdgeBench:
 
     def wait_listed(self) -> None:
         """Wait until the watcher has listed the mailbox's EdgeSyncConfigs."""
-        log = self.stack.work / "watch.log"
-        self.stack.wait_sync(
-            lambda: (
-                True if "watch.listed watch=kcp:edgesyncconfigs" in log.read_text(errors="replace") else None
-            ),
-            60,
-            "the watcher to list the EdgeSyncConfigs",
-        )
+        listed = said(self.stack.work / "watch.log", "watch.listed watch=kcp:edgesyncconfigs")
+        self.stack.wait_sync(listed, 60, "the watcher to list the EdgeSyncConfigs")
 
     async def _mailbox_count(self, expected: int) -> bool | None:
         _, listed = await self.kcp.call(
@@ -166,7 +170,7 @@ class EdgeBench:
 
     async def initial(self, timeout: float) -> dict[str, float]:
         """Create the EdgeSyncConfig; time until every object is in the mailbox."""
-        before = await self._counts()
+        before, done_before = await self._counts(), done_verbs(self.stack)
         selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
         body = edge_sync_config("bench", "upSyncedResources", selector)
         started = time.perf_counter()
@@ -178,11 +182,14 @@ class EdgeBench:
         await self.queue.idle(self.stack, 60)
         after = await self._counts()
         kcp, pcluster = after[0] - before[0], after[1] - before[1]
+        done = done_verbs(self.stack) - done_before
         return {
             "rate": self.objects / elapsed,
             "elapsed": elapsed,
             "kcp": kcp.total() / self.objects,
             "pcluster": pcluster.total() / self.objects,
+            "sync": done["sync"] / self.objects,
+            "status": done["status"] / self.objects,
         }
 
     async def steady(self, polls: int) -> dict[str, Any]:
@@ -254,7 +261,8 @@ class EdgeBench:
                     if not token:
                         break
             timings.append((time.perf_counter() - started) * 1000)
-        poll_calls = ((await self.kcp.counts() + await self.pcluster.counts()) - before).total() / 5
+        after = await self.kcp.counts() + await self.pcluster.counts()
+        poll_calls = (after - before).total() / 5
         started = time.perf_counter()
         await in_parallel(
             [f"b-{i}" for i in range(self.objects)],
@@ -263,39 +271,58 @@ class EdgeBench:
             ),
         )
         elapsed = time.perf_counter() - started
+        writes = (await self.kcp.counts() + await self.pcluster.counts() - after).total()
         return {
             "poll_ms": sum(timings) / len(timings),
             "poll_calls": poll_calls,
             "rate": self.objects / elapsed,
+            "calls": writes / self.objects,
         }
 
 
-async def one_run(workers: int, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    """Everything with ``workers`` worker processes, on fresh devclusters."""
+async def one_run(
+    workers: int, args: argparse.Namespace, redis_url: str = REDIS_URL, upsync_only: bool = False
+) -> tuple[dict[str, dict[str, Any]], MemoryFigures]:
+    """Everything with ``workers`` worker processes, on fresh devclusters (``upsync_only``: the initial
+    upsync and the baseline), and the memory the initial upsync took."""
     with tempfile.TemporaryDirectory() as scratch:
         work = run_dir(f"edge-{workers}-", args.logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = EdgeBench(stack, session, args.objects, args.period)
+            bench = EdgeBench(stack, session, args.objects, args.period, redis_url)
             try:
                 await bench.setup(workers)
-                initial = await bench.initial(args.budget)
-                steady = await bench.steady(args.polls)
-                lag = await bench.lag(args.changes)
+                memory = Memory(stack, bench.queue.redis)
+                results = {"initial": await bench.initial(args.budget)}
+                used = memory.end(args.objects)
+                if not upsync_only:
+                    results["steady"] = await bench.steady(args.polls)
+                    results["lag"] = await bench.lag(args.changes)
                 for name in [n for n in stack.processes if n not in ("kcp", "pcluster")]:
                     stack.stop(name)
-                base = await bench.baseline()
+                results["base"] = await bench.baseline()
             finally:
                 stack.stop_all()
                 bench.queue.cleanup()
                 bench.queue.close()
-    return {"initial": initial, "steady": steady, "lag": lag, "base": base}
+    return results, used
+
+
+async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s edge figures: the initial upsync of ``objects`` ConfigMaps with a worker role
+    of ``--workers <workers>``, and the baseline's direct writes."""
+    args = parser().parse_args(["--objects", str(objects), *(["--logs", logs] if logs else [])])
+    results, memory = await one_run(workers, args, redis_url, upsync_only=True)
+    work = f"initial upsync of {objects} ConfigMaps p-cluster -> mailbox, worker --workers {workers}"
+    return mode_figures(
+        "edge", work, BASELINE, results["initial"], ("kcp", "pcluster"), results["base"], memory
+    )
 
 
 async def run(args: argparse.Namespace) -> None:
     load_before = os.getloadavg()
     began = time.perf_counter()
-    results = {workers: await one_run(workers, args) for workers in (1, 2)}
+    results = {workers: (await one_run(workers, args))[0] for workers in (1, 2)}
     print(load_average(load_before))
     print(f"{args.objects} ConfigMaps upsynced from the p-cluster into {MAILBOX}; period {args.period:g} s")
     for workers, r in results.items():
@@ -323,7 +350,8 @@ async def run(args: argparse.Namespace) -> None:
     print(f"total run {time.perf_counter() - began:.0f} s")
 
 
-if __name__ == "__main__":
+def parser() -> argparse.ArgumentParser:
+    """This bench's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=500, help="objects in the p-cluster to upsync")
     parser.add_argument("--period", type=float, default=5.0, help="upsync period (seconds)")
@@ -331,7 +359,11 @@ if __name__ == "__main__":
     parser.add_argument("--changes", type=int, default=10, help="downstream changes timed")
     parser.add_argument("--budget", type=float, default=300, help="seconds one run may take")
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
+    return parser
+
+
+if __name__ == "__main__":
     try:
-        asyncio.run(run(parser.parse_args()))
+        asyncio.run(run(parser().parse_args()))
     except BenchError as exc:
         raise SystemExit(str(exc)) from None

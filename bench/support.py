@@ -1,10 +1,11 @@
 """What the end-to-end benchmarks share besides ``bench.e2e``'s Stack and Api: the agent's work queue
 (busy, idle, cleanup), the task counts in its worker logs, first appearances on a watch, kcp set-up,
-a mode's processes and their environment, parallel clients, the load."""
+a mode's processes and their environment, parallel clients, the load, the memory a run takes."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +22,10 @@ import orjson
 import yaml
 from redis import Redis
 
+from bench.figures import MemoryFigures, per_10k
 from syncflow.config import load_settings
+from syncflow.demo.redis import provide as provide_redis
+from syncflow.demo.stack import Stack as DemoStack
 from syncflow.queue.layout import forget_agent
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
@@ -231,6 +235,11 @@ def agent_env(stack: Stack, redis_url: str, settings: Mapping[str, str]) -> dict
     }
 
 
+def said(log: Path, text: str) -> Callable[[], bool | None]:
+    """A check for ``Stack.wait_sync``: True once ``log`` holds ``text``."""
+    return lambda: True if text in log.read_text(errors="replace") else None
+
+
 def start_watch_and_beat(stack: Stack, mode: str) -> None:
     """Start ``syncflow <mode> --role watch`` and ``--role beat`` (its schedule under the run's work)."""
     stack.start("watch", mode, "--role", "watch")
@@ -294,3 +303,51 @@ def run_dir(prefix: str, logs: str | None, scratch: str) -> Path:
         return Path(scratch)
     Path(logs).mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=logs))
+
+
+@contextlib.contextmanager
+def private_redis(work: Path) -> Iterator[str]:
+    """A private ``redis-server`` (no persistence) logging under ``work`` while the block runs; its URL."""
+    stack = DemoStack(work)
+    try:
+        yield provide_redis(stack, None).url
+    finally:
+        stack.stop()
+
+
+def process_stats() -> Iterator[list[str]]:
+    """The fields of every process's ``/proc/<pid>/stat`` after its command: state, ppid, pgrp, …"""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            yield stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+
+
+def resident(stack: Stack, prefix: str = "worker") -> int:
+    """Bytes resident in the process groups of ``stack``'s processes named ``prefix…``, summed over
+    their processes (a page a pool's processes share counts once in each)."""
+    groups = {process.pid for name, process in stack.processes.items() if name.startswith(prefix)}
+    page = os.sysconf("SC_PAGE_SIZE")
+    return sum(int(fields[21]) * page for fields in process_stats() if int(fields[2]) in groups)
+
+
+class Memory:
+    """The worker role's RSS and Redis ``used_memory`` when a run starts; ``end`` gives the figures."""
+
+    def __init__(self, stack: Stack, redis: Redis) -> None:
+        self.stack, self.redis = stack, redis
+        self.rss, self.used = resident(stack), self.used_memory()
+
+    def used_memory(self) -> int:
+        """Redis ``used_memory`` (INFO memory), in bytes."""
+        return int(self.redis.info("memory")["used_memory"])
+
+    def end(self, objects: int) -> MemoryFigures:
+        """Worker RSS now, its growth and Redis's since the start per 10,000 of the run's ``objects``."""
+        rss = resident(self.stack)
+        return {
+            "rss_mb": rss / 2**20,
+            "rss_growth_mb": per_10k(rss - self.rss, objects),
+            "redis_mb": per_10k(self.used_memory() - self.used, objects),
+        }

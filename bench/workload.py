@@ -37,9 +37,11 @@ import aiohttp
 import orjson
 
 from bench.e2e import Api, BenchError, Stack
+from bench.figures import MemoryFigures, ModeFigures, mode_figures
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    Memory,
     agent_env,
     create_workspaces,
     done_verbs,
@@ -61,6 +63,11 @@ WORKSPACE = "root:org:ws"
 TARGET = "bench"
 SYNC_TARGETS = "apis/workload.kcp.io/v1alpha1/synctargets"
 APIS = "apis/apis.kcp.io/v1alpha1"
+BASELINE = (
+    "this process does syncflow's writes per object (kcp create, finalizer patch, the mapped namespace"
+    " once, the physical copy, its state Secret), 8 clients, timed by the write responses"
+)
+"""What the fair baseline does."""
 
 
 def deployment(name: str, run: str) -> dict[str, Any]:
@@ -97,11 +104,12 @@ class WorkloadBench:
         self.kcp = self.physical = Api(session, "")
         self.ws = f"/clusters/{WORKSPACE}"
 
-    async def setup(self) -> None:
-        """Devclusters, the workspace (types, binding), the SyncTarget, then the syncer's roles."""
+    async def setup(self, workers: int = 2) -> None:
+        """Devclusters, the workspace (types, binding), the SyncTarget, then the syncer's roles (a worker
+        role with ``--workers <workers>``)."""
         await self.prepare()
         start_watch_and_beat(self.stack, "workload")
-        start_worker_role(self.stack, "workload", "worker", 2)
+        start_worker_role(self.stack, "workload", "worker", workers)
         await self.kcp.call(
             "POST", f"{self.ws}/apis/apps/v1/namespaces/default/deployments", deployment("warm-up", "warm")
         )
@@ -258,18 +266,22 @@ class WorkloadBench:
                 raise BenchError(f"PATCH {path}: {response.status} {await response.text()}")
 
 
-async def run(objects: int, namespaces: int, budget: float, logs: str | None) -> None:
-    load_before = os.getloadavg()
+async def runs(
+    objects: int, namespaces: int, workers: int, budget: float, logs: str | None, redis_url: str = REDIS_URL
+) -> tuple[float, dict[str, Any], MemoryFigures, dict[str, float]]:
+    """On one fresh stack: the set-up's seconds, the sync run's figures and memory, then the baseline's."""
     with tempfile.TemporaryDirectory() as scratch:
         work = run_dir("workload-", logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = WorkloadBench(stack, session, namespaces)
+            bench = WorkloadBench(stack, session, namespaces, redis_url)
             try:
                 began = time.perf_counter()
-                await bench.setup()
+                await bench.setup(workers)
                 setup_s = time.perf_counter() - began
+                memory = Memory(stack, bench.queue.redis)
                 synced = await bench.sync_run(objects, budget)
+                used = memory.end(objects)
                 for name in [n for n in stack.processes if n not in ("kcp", "physical")]:
                     stack.stop(name)
                 base = await bench.baseline(objects)
@@ -277,7 +289,22 @@ async def run(objects: int, namespaces: int, budget: float, logs: str | None) ->
                 stack.stop_all()
                 bench.queue.cleanup()
                 bench.queue.close()
+    return setup_s, synced, used, base
+
+
+async def run(objects: int, namespaces: int, budget: float, logs: str | None) -> None:
+    load_before = os.getloadavg()
+    began = time.perf_counter()
+    setup_s, synced, _, base = await runs(objects, namespaces, 2, budget, logs)
     report(objects, namespaces, setup_s, synced, base, time.perf_counter() - began, load_before)
+
+
+async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s workload figures: ``objects`` Deployments over 10 namespaces, a worker role with
+    ``--workers <workers>``, then the baseline."""
+    _, r, memory, base = await runs(objects, 10, workers, 400, logs, redis_url)
+    work = f"{objects} Deployments kcp -> physical cluster, worker --workers {workers}"
+    return mode_figures("workload", work, BASELINE, r, ("kcp", "physical"), base, memory)
 
 
 def report(

@@ -1,0 +1,71 @@
+"""The unified bench's table and JSON (``python -m bench``): the figures given, "—" or null where missing."""
+
+from __future__ import annotations
+
+import orjson
+
+from bench.figures import ModeFigures, as_json, per_10k, table
+
+PUBLISH = ModeFigures(
+    mode="publish",
+    work="100 objects",
+    baseline="the writes, directly",
+    rate=50.0,
+    base_rate=200.0,
+    requests=4.256,
+    base_requests=5.0,
+    sync=1.0,
+    status=0.5,
+    p50_ms=120.4,
+    p99_ms=900.6,
+    rss_mb=310.2,
+    rss_growth_mb=12.34,
+    redis_mb=3.21,
+    load_before=(1.0, 2.0, 3.0),
+    load_after=(4.0, 5.0, 6.0),
+)
+EDGE = ModeFigures(mode="edge", work="initial upsync of 100", baseline="direct writes", rate=30, base_rate=60)
+
+
+def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> None:
+    lines = table([PUBLISH, EDGE]).splitlines()
+
+    header, rule, publish, edge = ([c.strip() for c in line.strip("|").split("|")] for line in lines[:4])
+    assert header[:5] == ["mode", "work", "syncflow obj/s", "baseline obj/s", "ratio"]
+    assert set("".join(rule)) == {"-"}
+    assert publish == [
+        "publish",
+        "100 objects",
+        "50.0",
+        "200.0",
+        "0.250",
+        "4.26",
+        "5.00",
+        "1.00",
+        "0.50",
+        "120",
+        "901",
+        "310",
+        "12.3",
+        "3.2",
+        "1.00 2.00 3.00",
+        "4.00 5.00 6.00",
+    ]
+    assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
+    assert edge[5:] == ["—"] * 11
+    assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
+
+
+def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None:
+    publish, edge = orjson.loads(as_json([PUBLISH, EDGE]))
+
+    assert publish["ratio"] == 0.25
+    assert publish["load_before"] == [1.0, 2.0, 3.0]
+    assert publish["rss_growth_mb"] == 12.34
+    assert edge["p99_ms"] is None
+    assert edge["redis_mb"] is None
+    assert set(edge) == set(publish)
+
+
+def test_memory_is_scaled_to_10k_objects() -> None:
+    assert per_10k(2**20, 100) == 100.0
