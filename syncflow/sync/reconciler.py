@@ -39,7 +39,7 @@ from syncflow.sync.merge import three_way_patch
 from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.ownership import Owner, Reach, RefusedError
-from syncflow.sync.rule import SyncRule
+from syncflow.sync.rule import IdentityPlacement, SyncRule
 from syncflow.templating import TemplateError
 
 logger = logging.getLogger("syncflow.sync")
@@ -154,14 +154,21 @@ def copy_at(s: Sync, key: ObjectKey, location: placement.Location, made: bool = 
     """The copy of ``key``, read where the naming rule places it (one GET). The label-selector LIST of
     :func:`find_copy` only when the object there is not this key's copy, or when it is missing and a copy
     may exist under another name (``made``: the state says one was made; always so for a rule that keeps
-    no state), e.g. after the naming rule changed. ``made=False`` trusts the state: no copy, no request
+    no state), e.g. after the naming rule changed; never for a rule that places copies under the
+    source's own name. ``made=False`` trusts the state: no copy, no request
     (a copy of that name found by the create's 409 is still recognised)."""
     if not made and s.rule.state_namespace is not None:
         return None
     found = get_or_none(s.target, s.rule.target.resource.path(location.namespace, location.name))
     if found is not None and desired_mod.is_copy_of(found, key.cluster, key.namespace, key.name):
         return found
-    return find_copy(s, key)
+    return None if _placed_only_there(s.rule) else find_copy(s, key)
+
+
+def _placed_only_there(rule: SyncRule) -> bool:
+    """Whether a copy can be nowhere but where the rule places it now: the source's own namespace and
+    name, never renamed (so no earlier naming can have put it elsewhere)."""
+    return isinstance(rule.placement, IdentityPlacement) and not rule.placement.names
 
 
 def set_finalizers(api: JsonApi, path: str, obj: Obj, finalizers: list[str]) -> Obj:
