@@ -25,11 +25,17 @@ STATUS = "status"
 RELATED = "related"
 RELEASE = "release"
 SWEEP = "sweep"
+POLL = "poll"
 
 
 def rule_key(verb: str, rule: str, agent: str) -> ObjectKey:
     """A key about a whole rule (``release``, ``sweep``)."""
     return ObjectKey(verb, rule, agent, "", rule)
+
+
+def poll_key(rule: SyncRule) -> ObjectKey:
+    """The key of one poll of a rule whose source is polled rather than watched (upsync)."""
+    return ObjectKey(POLL, rule.name, rule.source.cluster or rule.source.endpoint, "", rule.name)
 
 
 def source_ref(rule: SyncRule, ref: ObjectRef) -> ObjectRef:

@@ -31,7 +31,7 @@ from syncflow.metrics import record as metrics
 from syncflow.queue.reachability import Reachability
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.eventkeys import SourceKeys, TargetKeys
-from syncflow.sync.keys import RELEASE, SWEEP, rule_key
+from syncflow.sync.keys import RELEASE, SWEEP, poll_key, rule_key
 from syncflow.sync.metadata import AGENT_LABEL
 from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.related.index import RelatedIndex
@@ -69,7 +69,8 @@ class SyncManager:
         wanted = dict(self.desired())
         ready = _without_overlaps(wanted)
         gone = [] if self._released_once else self.registry.unreleased()
-        for name in self.registry.publish(wanted):
+        published = self.registry.publish(wanted)
+        for name in published:
             entry = wanted.get(name)
             if entry is None:
                 gone.append(name)
@@ -83,6 +84,7 @@ class SyncManager:
         self._released_once = False  # until the keys are queued: a failed pass looks at every gone rule
         self._enqueue_for_rules(RELEASE, gone)
         self._released_once = True
+        self._poll_at_once([ready[name] for name in published if name in ready])
         metrics.rules({name: entry.state == "ready" for name, entry in wanted.items()})
         clients: dict[str, tuple[tuple[JsonApi, ...], JsonApi]] = {}
         failed: set[str] = set()
@@ -111,6 +113,12 @@ class SyncManager:
             if name not in self._running:
                 self._start(ready[name], apis, target)
         self._reconcile_related([rule for name, rule in ready.items() if name in self._running])
+
+    def _poll_at_once(self, rules: list[SyncRule]) -> None:
+        """A polled rule that is new or changed is polled now, not one upsync period later."""
+        polled = [poll_key(rule) for rule in rules if not rule.watch_source]
+        if polled:
+            self.enqueue(polled, False)
 
     def _enqueue_for_rules(self, verb: str, names: list[str]) -> None:
         if names:

@@ -27,7 +27,7 @@ from syncflow.queue.workqueue import Outcome
 from syncflow.sync import reconciler
 from syncflow.sync import resync as resync_mod
 from syncflow.sync.endpoints import EndpointError, Endpoints
-from syncflow.sync.keys import SYNC, key_for
+from syncflow.sync.keys import SYNC, key_for, poll_key
 from syncflow.sync.ownership import Reach
 from syncflow.sync.reconciler import Sync, release_all, release_unselected, return_status, sync_object
 from syncflow.sync.registry import RELEASED, RuleRegistry, needs_release
@@ -37,7 +37,6 @@ from syncflow.sync.rule import SyncRule
 
 logger = logging.getLogger("syncflow.sync")
 
-POLL = "poll"
 Enqueue = Callable[[Iterable[ObjectKey]], object]
 
 
@@ -234,11 +233,7 @@ class RuleWorker:
 
     def poll_keys(self) -> list[ObjectKey]:
         """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
-        return [
-            ObjectKey(POLL, rule.name, rule.source.cluster or rule.source.endpoint, "", rule.name)
-            for rule in self.registry.ready_rules()
-            if not rule.watch_source
-        ]
+        return [poll_key(rule) for rule in self.registry.ready_rules() if not rule.watch_source]
 
     def poll(self, key: ObjectKey, enqueue: Enqueue) -> None:
         """List a polled rule's source and copies once; enqueue the objects that changed or went."""
