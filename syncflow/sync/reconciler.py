@@ -314,19 +314,21 @@ def _first_sync(s: Sync, obj: Obj) -> bool:
 
 
 def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
-    """The source object as its watch event delivered it (``syncflow.snapshots``), when that is all a
-    sync needs: a selected, live object's first sync. Its finalizer is written next, conditional on
-    the snapshot's resourceVersion, so a stale snapshot fails there (409, retried with a read) before
-    anything is made from it. None: read the object."""
+    """The source object as its watch event (or its poll) delivered it (``syncflow.snapshots``), when
+    that is all a sync needs: a selected, live object's first sync, or any sync of a polled source.
+    A first sync writes its finalizer next, conditional on the snapshot's resourceVersion, so a stale
+    snapshot fails there (409, retried with a read) before anything is made from it. The copy of a
+    polled source records the version it was made from, so the next poll finds a stale one and syncs
+    it again. None: read the object."""
     snapshot = snapshots.current()
     if snapshot is None or snapshot.side != s.rule.source.endpoint or not s.rule.spec:
         return None
     obj = snapshot.obj
     if source_ref(s.rule, ObjectRef.of(obj)) != ObjectRef(key.cluster, key.namespace, key.name):
         return None
-    if _meta(obj).get("deletionTimestamp") or not _first_sync(s, obj) or not selected(s, key, obj):
+    if _meta(obj).get("deletionTimestamp") or not selected(s, key, obj):
         return None
-    return obj
+    return obj if _first_sync(s, obj) or not s.rule.watch_source else None
 
 
 def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:

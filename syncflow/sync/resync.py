@@ -203,10 +203,10 @@ def _unattended(rule: SyncRule, endpoints: Endpoints, missing: set[ObjectRef], h
     return {key for key in unheld if by_key[key] not in copied}
 
 
-def poll_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-    """For a polled source (upsync): keys of selected source objects without a copy, of copies that hold
-    another version of their source, and of copies whose source was not listed (gone, after a successful
-    list)."""
+def poll_changes(rule: SyncRule, endpoints: Endpoints) -> dict[ObjectKey, dict[str, Any] | None]:
+    """For a polled source (upsync): the keys of selected source objects without a copy and of copies
+    that hold another version of their source, each with the source object as listed; and the keys of
+    copies whose source was not listed (gone, after a successful list), with None."""
     listing = list_sides(rule, endpoints)
 
     def stale(ref: ObjectRef, obj: dict[str, Any]) -> bool:
@@ -216,8 +216,11 @@ def poll_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
         held = (copy["metadata"].get("annotations") or {}).get(SOURCE_VERSION_ANNOTATION)
         return bool(held != obj["metadata"].get("resourceVersion"))
 
-    changed = {ref for ref, obj in listing.sources.items() if stale(ref, obj)}
-    return {key_for(SYNC, rule, ref) for ref in changed | (set(listing.copies) - set(listing.sources))}
+    changed: dict[ObjectKey, dict[str, Any] | None] = {
+        key_for(SYNC, rule, ref): obj for ref, obj in listing.sources.items() if stale(ref, obj)
+    }
+    changed.update((key_for(SYNC, rule, ref), None) for ref in set(listing.copies) - set(listing.sources))
+    return changed
 
 
 def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:

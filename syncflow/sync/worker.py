@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
+from syncflow import snapshots
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
@@ -235,11 +236,21 @@ class RuleWorker:
         """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
         return [poll_key(rule) for rule in self.registry.ready_rules() if not rule.watch_source]
 
-    def poll(self, key: ObjectKey, enqueue: Enqueue) -> None:
-        """List a polled rule's source and copies once; enqueue the objects that changed or went."""
+    def poll(self, key: ObjectKey, enqueue: Enqueue, add: Callable[[ObjectKey], object]) -> None:
+        """List a polled rule's source and copies once; enqueue the objects that went, and ``add`` each
+        one that changed with the object as listed (its snapshot: its sync need not read it again)."""
         s = self._lookup(key)
-        if s is not None:
-            resync_mod.resync([s.rule], self.endpoints, enqueue, resync_mod.poll_keys, "poll")
+        if s is None:
+            return
+        changes = resync_mod.poll_changes(s.rule, self.endpoints)
+        gone = [changed for changed, obj in changes.items() if obj is None]
+        if gone:
+            enqueue(gone)
+        for changed, obj in changes.items():
+            if obj is not None:
+                with snapshots.event_object(s.rule.source.endpoint, obj):
+                    add(changed)
+        log_event(logger, "resync.done", rule=s.rule.name, kind="poll", enqueued=len(changes))
 
 
 def _remove_copies(s: Sync) -> None:
