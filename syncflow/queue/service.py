@@ -5,10 +5,12 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from redis import Redis
 
+from syncflow import snapshots
 from syncflow.config import Settings
 from syncflow.keys import ObjectKey
 from syncflow.queue.broker import Broker, open_broker
@@ -74,6 +76,17 @@ class QueueService:
             self.publish(name, self.queues[name].add_many(batch, bulk=bulk))
             for name, batch in _by_queue(keys).items()
         )
+
+    def add_seen(self, objects: Mapping[ObjectKey, dict[str, Any]], side: str) -> int:
+        """Event adds of ``objects``' keys, each keeping its object (as listed on endpoint ``side``) as
+        its snapshot, as a watch event of it would; one script call per key, the messages published
+        together. Returns how many keys were published."""
+        added: dict[str, list[tuple[ObjectKey, Lane]]] = {}
+        for key, obj in objects.items():
+            queue = self.queue_for(key)
+            with snapshots.event_object(side, obj):
+                added.setdefault(queue.name, []).append((key, queue.add(key)))
+        return sum(self.publish(name, pairs) for name, pairs in added.items())
 
     def held(self, keys: Iterable[ObjectKey]) -> set[ObjectKey]:
         """Which of ``keys`` their queues hold: pending, leased or backing off (one script call per

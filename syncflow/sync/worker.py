@@ -13,13 +13,13 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
-from syncflow import snapshots
 from syncflow.keys import ObjectKey
 from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
@@ -39,6 +39,8 @@ from syncflow.sync.rule import SyncRule
 logger = logging.getLogger("syncflow.sync")
 
 Enqueue = Callable[[Iterable[ObjectKey]], object]
+AddSeen = Callable[[Mapping[ObjectKey, dict[str, Any]], str], object]
+"""Adds keys with their objects as seen on an endpoint (``QueueService.add_seen``)."""
 
 
 RELEASE_WAIT = 1.0
@@ -236,9 +238,10 @@ class RuleWorker:
         """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
         return [poll_key(rule) for rule in self.registry.ready_rules() if not rule.watch_source]
 
-    def poll(self, key: ObjectKey, enqueue: Enqueue, add: Callable[[ObjectKey], object]) -> None:
-        """List a polled rule's source and copies once; enqueue the objects that went, and ``add`` each
-        one that changed with the object as listed (its snapshot: its sync need not read it again)."""
+    def poll(self, key: ObjectKey, enqueue: Enqueue, add_seen: AddSeen) -> None:
+        """List a polled rule's source and copies once; enqueue the objects that went, and add those
+        that changed with each object as listed (``add_seen``: its snapshot, so its sync need not read
+        it again)."""
         s = self._lookup(key)
         if s is None:
             return
@@ -246,10 +249,9 @@ class RuleWorker:
         gone = [changed for changed, obj in changes.items() if obj is None]
         if gone:
             enqueue(gone)
-        for changed, obj in changes.items():
-            if obj is not None:
-                with snapshots.event_object(s.rule.source.endpoint, obj):
-                    add(changed)
+        seen = {changed: obj for changed, obj in changes.items() if obj is not None}
+        if seen:
+            add_seen(seen, s.rule.source.endpoint)
         log_event(logger, "resync.done", rule=s.rule.name, kind="poll", enqueued=len(changes))
 
 
