@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
+import orjson
 
 from bench.e2e import Api, BenchError, Stack
 from bench.figures import MemoryFigures, ModeFigures, mode_figures
@@ -63,6 +64,8 @@ from bench.support import (
 )
 from syncflow.api import cluster as cluster_api
 from syncflow.api.crdgen import crd
+from syncflow.kube.jsonapi import MERGE_PATCH
+from syncflow.modes.clusters.identity import finalizer
 
 WORKSPACE = "root:org:bench"
 LABEL = "workloads.kcp.dev/cluster"
@@ -71,8 +74,8 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 NAMESPACES = ("first", "sync", "one", "three", "base", "split")
 """The kcp namespaces of the runs."""
 BASELINE = (
-    "this process does the two minimal calls per object (kcp create, create in its cluster), 8 clients,"
-    " timed by the write responses"
+    "this process does syncflow's writes per object (kcp create, the finalizer patch on it, the create"
+    " in its cluster, its state Secret), 8 clients, timed by the write responses"
 )
 """What the fair baseline does."""
 
@@ -246,8 +249,8 @@ class ClustersBench:
         return sync_figures(started, created, every, create_s, sides, done, cpu)
 
     async def baseline(self, count: int) -> dict[str, float]:
-        """With syncflow stopped: per object, the kcp create (unlabelled) and the create in its cluster,
-        8 clients, timed by the write responses."""
+        """With syncflow stopped: per object, the kcp create (unlabelled), the finalizer patch on it, the
+        create in its cluster and its state Secret, 8 clients, timed by the write responses."""
         for cluster in self.clusters.values():
             await cluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "base"}})
         apis = [self.kcp, *self.clusters.values()]
@@ -256,8 +259,16 @@ class ClustersBench:
 
         async def copy(name: str, cluster: str) -> None:
             began = time.perf_counter()
+            finalizers = {"metadata": {"finalizers": [finalizer(cluster)]}}
+            path = f"{self.ws}/api/v1/namespaces/base/configmaps/{name}"
+            await self.kcp.call("PATCH", path, finalizers, content_type=MERGE_PATCH)
             body = config_map(name, "base", None)
             await self.clusters[cluster].call("POST", "/api/v1/namespaces/base/configmaps", body)
+            state = {
+                "metadata": {"name": f"state-{name}"},
+                "stringData": {"state": orjson.dumps(body).decode()},
+            }
+            await self.clusters[cluster].call("POST", "/api/v1/namespaces/base/secrets", state)
             latencies.append((time.perf_counter() - began) * 1000)
 
         started = time.perf_counter()
