@@ -64,8 +64,16 @@ class TargetKeys:
                 if seen is not None:
                     seen.forget(ref)
             return [key_for(SYNC, self.rule, owner)]
-        verbs = [SYNC] if self.contents is not None and self.contents.changed(ref, obj) else []
+        verbs = [SYNC] if self.contents is not None and self._drifted(ref, obj, owner) else []
         status_changed = self.statuses is None or self.statuses.changed(ref, obj)
         if may_return_status(self.rule, obj) and status_changed:
             verbs.append(STATUS)
         return [key_for(verb, self.rule, owner) for verb in (*verbs, *self.related)]
+
+    def _drifted(self, ref: ObjectRef, obj: dict[str, Any], owner: ObjectRef) -> bool:
+        """Whether the content of a copy of a source in the rule's own logical cluster changed (a
+        reverting rule serves one workspace, named by its logical cluster: an object whose labels name
+        a source elsewhere is no copy it made, and must not send its sync looking for that source)."""
+        assert self.contents is not None
+        changed = self.contents.changed(ref, obj)
+        return changed and self.rule.source.cluster in ("", owner.cluster)
