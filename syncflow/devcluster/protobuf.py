@@ -1,12 +1,13 @@
 """Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``) decoded to JSON-shaped dicts.
 
 kubectl's imperative generators (``kubectl create configmap|secret|namespace|serviceaccount|deployment|
-service|role|rolebinding|clusterrole|clusterrolebinding``) POST their objects as protobuf. A body is the
-4-byte magic ``k8s\\x00`` followed by a ``runtime.Unknown`` whose ``raw`` holds the typed message.
+service|job|cronjob|role|rolebinding|clusterrole|clusterrolebinding``) POST their objects as protobuf.
+A body is the 4-byte magic ``k8s\\x00`` followed by a ``runtime.Unknown`` whose ``raw`` holds the
+typed message.
 
 The decoder is a small wire-format reader driven by a declarative table of the messages those
 generators (and ``kubectl create token``) send. Field numbers come from the ``generated.proto`` files
-of kubernetes/api (core/v1, apps/v1, rbac/v1, authentication/v1) and kubernetes/apimachinery
+of kubernetes/api (core/v1, apps/v1, batch/v1, rbac/v1, authentication/v1) and kubernetes/apimachinery
 (meta/v1, runtime, intstr, resource).
 
 Go serialises every non-pointer field, so a zero value on the wire means "unset" and is dropped, as
@@ -313,6 +314,79 @@ MESSAGES: dict[str, dict[int, Field]] = {
         4: _s("reason"),
         5: _s("message"),
     },
+    # k8s.io/api/batch/v1 (kubectl create job, also --from=cronjob/<name>, and kubectl create cronjob)
+    "Job": {1: _m("metadata", _META), 2: _m("spec", "JobSpec"), 3: _m("status", "JobStatus")},
+    "JobSpec": {
+        1: _i("parallelism", presence=True),
+        2: _i("completions", presence=True),
+        3: _i("activeDeadlineSeconds", presence=True),
+        11: _m("podFailurePolicy", "PodFailurePolicy", presence=True),
+        16: _m("successPolicy", "SuccessPolicy", presence=True),
+        7: _i("backoffLimit", presence=True),
+        12: _i("backoffLimitPerIndex", presence=True),
+        13: _i("maxFailedIndexes", presence=True),
+        4: _m("selector", "LabelSelector", presence=True),
+        5: _b("manualSelector", presence=True),
+        6: _m("template", "PodTemplateSpec"),
+        8: _i("ttlSecondsAfterFinished", presence=True),
+        9: _s("completionMode", presence=True),
+        10: _b("suspend", presence=True),
+        14: _s("podReplacementPolicy", presence=True),
+        15: _s("managedBy", presence=True),
+    },
+    "PodFailurePolicy": {1: _ms("rules", "PodFailurePolicyRule")},
+    "PodFailurePolicyRule": {
+        1: _s("action"),
+        2: _m("onExitCodes", "PodFailurePolicyOnExitCodesRequirement", presence=True),
+        3: _ms("onPodConditions", "PodFailurePolicyOnPodConditionsPattern"),
+    },
+    "PodFailurePolicyOnExitCodesRequirement": {
+        1: _s("containerName", presence=True),
+        2: _s("operator"),
+        3: Field("values", Kind.INT, repeated=True),
+    },
+    "PodFailurePolicyOnPodConditionsPattern": {1: _s("type"), 2: _s("status")},
+    "SuccessPolicy": {1: _ms("rules", "SuccessPolicyRule")},
+    "SuccessPolicyRule": {1: _s("succeededIndexes", presence=True), 2: _i("succeededCount", presence=True)},
+    "JobStatus": {
+        1: _ms("conditions", "JobCondition"),
+        2: Field("startTime", Kind.TIME),
+        3: Field("completionTime", Kind.TIME),
+        4: _i("active"),
+        5: _i("succeeded"),
+        6: _i("failed"),
+        11: _i("terminating", presence=True),
+        7: _s("completedIndexes"),
+        10: _s("failedIndexes", presence=True),
+        8: _m("uncountedTerminatedPods", "UncountedTerminatedPods", presence=True),
+        9: _i("ready", presence=True),
+    },
+    "UncountedTerminatedPods": {1: _strings("succeeded"), 2: _strings("failed")},
+    "JobCondition": {
+        1: _s("type"),
+        2: _s("status"),
+        3: Field("lastProbeTime", Kind.TIME),
+        4: Field("lastTransitionTime", Kind.TIME),
+        5: _s("reason"),
+        6: _s("message"),
+    },
+    "JobTemplateSpec": {1: _m("metadata", _META), 2: _m("spec", "JobSpec")},
+    "CronJob": {1: _m("metadata", _META), 2: _m("spec", "CronJobSpec"), 3: _m("status", "CronJobStatus")},
+    "CronJobSpec": {
+        1: _s("schedule"),
+        8: _s("timeZone", presence=True),
+        2: _i("startingDeadlineSeconds", presence=True),
+        3: _s("concurrencyPolicy"),
+        4: _b("suspend", presence=True),
+        5: _m("jobTemplate", "JobTemplateSpec"),
+        6: _i("successfulJobsHistoryLimit", presence=True),
+        7: _i("failedJobsHistoryLimit", presence=True),
+    },
+    "CronJobStatus": {
+        1: _ms("active", "ObjectReference"),
+        4: Field("lastScheduleTime", Kind.TIME),
+        5: Field("lastSuccessfulTime", Kind.TIME),
+    },
     # k8s.io/api/rbac/v1
     "Role": {1: _m("metadata", _META), 2: _ms("rules", "PolicyRule")},
     "ClusterRole": {
@@ -361,6 +435,8 @@ TOP_LEVEL: dict[tuple[str, str], str] = {
     ("v1", "ServiceAccount"): "ServiceAccount",
     ("v1", "Service"): "Service",
     ("apps/v1", "Deployment"): "Deployment",
+    ("batch/v1", "Job"): "Job",
+    ("batch/v1", "CronJob"): "CronJob",
     (_RBAC, "Role"): "Role",
     (_RBAC, "ClusterRole"): "ClusterRole",
     (_RBAC, "RoleBinding"): "RoleBinding",

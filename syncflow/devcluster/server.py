@@ -35,6 +35,7 @@ from syncflow.devcluster.options import WriteOptions, write_options
 from syncflow.devcluster.rbac import ADMIN, ADMIN_IDENTITY, Identity
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType
+from syncflow.devcluster.rootca import RootCAPublisher
 from syncflow.devcluster.serviceaccounts import ServiceAccounts
 from syncflow.devcluster.shapes import shape_of
 from syncflow.devcluster.store import Obj, Store
@@ -66,7 +67,7 @@ class ServerConfig:
     request_timeout: float = deadlines.DEFAULT_REQUEST_TIMEOUT  # seconds a non-watch request may take
     server_address: str = "127.0.0.1:6443"
     external_url: str = "http://127.0.0.1:6443"
-    ca_pem: str = ""  # the serving CA (PEM), handed out in ServiceAccount token Secrets
+    ca_pem: str = ""  # the serving CA (PEM), in ServiceAccount token Secrets and kube-root-ca.crt ConfigMaps
     latency: float = 0.0  # seconds added before every API request is served, to play a remote server
 
 
@@ -101,6 +102,7 @@ class DevCluster:
         self.objects = Objects(self.store)
         self.lifecycle = Lifecycle(self.objects, self.registry)
         self.service_accounts = ServiceAccounts(self.objects, self.registry, lambda: self.config.ca_pem)
+        RootCAPublisher(self.objects, self.registry, lambda: self.config.ca_pem)
         ServiceAllocator(self.objects)
         self.request_counts: Counter[str] = Counter()
         self.bootstrap()

@@ -39,6 +39,21 @@ def _meta(obj: Mapping[str, Any], field: str) -> Mapping[str, str]:
     return value
 
 
+CLUSTER_PUBLISHED = frozenset({("", "configmaps", "kube-root-ca.crt")})
+"""(group, plural, name) of objects every cluster, and kcp in every workspace, publishes into each
+namespace itself (kube-controller-manager's root-ca-cert-publisher): never a source, in any mode."""
+
+
+def never_synced(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
+    """Whether ``rule`` never syncs ``obj``, whatever its selector: a copy this agent made (no loops
+    between rules), or an object the source cluster publishes in every namespace."""
+    meta = obj.get("metadata") or {}
+    if (meta.get("labels") or {}).get(AGENT_LABEL) == rule.agent:
+        return True
+    source = rule.source.resource
+    return (source.group, source.plural, meta.get("name", "")) in CLUSTER_PUBLISHED
+
+
 def needs_namespace(selector: Selector, obj: Mapping[str, Any]) -> bool:
     """Whether matching ``obj`` needs its source Namespace object (a namespace label selector)."""
     terms = (selector, *selector.any_of)
@@ -84,9 +99,8 @@ def _term_matches(
 
 def may_select(rule: SyncRule, obj: Mapping[str, Any]) -> bool:
     """Whether the rule selects source object ``obj``, or may (its Namespace's labels decide, unread
-    here). A copy this agent made is never a source (no loops between rules)."""
-    meta = obj.get("metadata") or {}
-    if (meta.get("labels") or {}).get(AGENT_LABEL) == rule.agent:
+    here); never what :func:`never_synced` names."""
+    if never_synced(rule, obj):
         return False
     return needs_namespace(rule.selector, obj) or matches(rule.selector, obj)
 

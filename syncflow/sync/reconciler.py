@@ -332,9 +332,9 @@ def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
 
 
 def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
-    """Whether the rule's selector selects source object ``obj`` (reads its Namespace when needed). A
-    copy this agent made (e.g. an upsynced object) is never a source of another rule: no loops."""
-    if (_meta(obj).get("labels") or {}).get(md.AGENT_LABEL) == s.rule.agent:
+    """Whether the rule's selector selects source object ``obj`` (reads its Namespace when needed),
+    never what :func:`filters.never_synced` names (e.g. an upsynced copy, ``kube-root-ca.crt``)."""
+    if filters.never_synced(s.rule, obj):
         return False
     namespace_obj = None
     if filters.needs_namespace(s.rule.selector, obj):

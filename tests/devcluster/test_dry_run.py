@@ -95,7 +95,8 @@ def test_dry_run_delete_of_held_object_and_namespace_changes_nothing(
     assert live.status.phase == "Active" and live.metadata.deletion_timestamp is None
     assert core.read_namespaced_config_map("held", namespace).metadata.deletion_timestamp is None
     core.delete_collection_namespaced_config_map(namespace, dry_run="All")
-    assert [cm.metadata.name for cm in core.list_namespaced_config_map(namespace).items] == ["held"]
+    remaining = core.list_namespaced_config_map(namespace).items
+    assert [cm.metadata.name for cm in remaining] == ["held", "kube-root-ca.crt"]
 
 
 def test_invalid_dry_run_value_is_refused_like_kube(api_client: client.ApiClient, namespace: str) -> None:
@@ -108,7 +109,10 @@ def test_invalid_dry_run_value_is_refused_like_kube(api_client: client.ApiClient
         'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Yes"}: '
         'supported values: "All"'
     )
-    assert core.list_namespaced_config_map(namespace).items == []
+    # nothing was created: only the kube-root-ca.crt every namespace has
+    assert [cm.metadata.name for cm in core.list_namespaced_config_map(namespace).items] == [
+        "kube-root-ca.crt"
+    ]
 
 
 def test_kubectl_server_dry_run_create_apply_delete_leave_nothing(

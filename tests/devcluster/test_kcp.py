@@ -226,6 +226,14 @@ def test_workspaces_are_isolated(kubectl_kcp: Kubectl, org: dict[str, str]) -> N
     assert missing.returncode != 0 and "NotFound" in missing.stderr
 
 
+def test_workspace_namespaces_get_kube_root_ca(
+    kubectl_kcp: Kubectl, kcp: DevclusterProcess, org: dict[str, str]
+) -> None:
+    """kcp runs kube's root-ca-cert-publisher in every logical cluster too."""
+    published = _in(kubectl_kcp, "root:org:team-3", "get", "configmap", "kube-root-ca.crt", "-o", "json")
+    assert json.loads(published.stdout)["data"] == {"ca.crt": Path(_ca_file(kcp)).read_text()}
+
+
 def test_wildcard_cluster_allows_only_list_and_watch(kcp: DevclusterProcess, org: dict[str, str]) -> None:
     core = client.CoreV1Api(api(kcp, "/clusters/*"))
     names = {(n.metadata.annotations["kcp.io/cluster"], n.metadata.name) for n in core.list_namespace().items}

@@ -57,6 +57,40 @@ def test_create_deployment(kubectl: Kubectl, namespace: str) -> None:
     assert [port["containerPort"] for port in container["ports"]] == [80]
 
 
+def test_create_job(kubectl: Kubectl, namespace: str) -> None:
+    _created(kubectl, namespace, "job", "j", "--image=busybox", "--", "echo", "hi")
+    job = kubectl.json("get", "job", "j", "-n", namespace)
+    template = job["spec"]["template"]["spec"]
+    assert template["restartPolicy"] == "Never"
+    [container] = template["containers"]
+    assert (container["name"], container["image"], container["command"]) == ("j", "busybox", ["echo", "hi"])
+    assert job["spec"]["completions"] == 1  # defaulted: the body decoded to a Job, not to an empty object
+
+
+def test_create_cronjob_and_a_job_from_it(kubectl: Kubectl, namespace: str) -> None:
+    _created(kubectl, namespace, "cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *")
+    cronjob = kubectl.json("get", "cronjob", "nightly", "-n", namespace)
+    assert cronjob["spec"]["schedule"] == "0 3 * * *"
+    [container] = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert (container["name"], container["image"]) == ("nightly", "busybox")
+
+    # kubectl copies the stored (defaulted) job template into the Job it sends, owned by the CronJob
+    _created(kubectl, namespace, "job", "manual", "--from=cronjob/nightly")
+    job = kubectl.json("get", "job", "manual", "-n", namespace)
+    assert job["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual"}
+    [owner] = job["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "CronJob",
+        "nightly",
+        cronjob["metadata"]["uid"],
+        True,
+    )
+    template = job["spec"]["template"]["spec"]
+    assert template["restartPolicy"] == "OnFailure"
+    assert template["terminationGracePeriodSeconds"] == 30
+    assert [(c["name"], c["image"]) for c in template["containers"]] == [("nightly", "busybox")]
+
+
 def test_create_serviceaccount(kubectl: Kubectl, namespace: str) -> None:
     _created(kubectl, namespace, "serviceaccount", "robot")
     account = kubectl.json("get", "serviceaccount", "robot", "-n", namespace)
@@ -118,7 +152,7 @@ def test_unsupported_protobuf_kind_gets_415_with_a_hint(
     def length_delimited(number: int, payload: bytes) -> bytes:
         return bytes([number << 3 | 2, len(payload)]) + payload
 
-    type_meta = length_delimited(1, b"batch/v1") + length_delimited(2, b"Job")
+    type_meta = length_delimited(1, b"policy/v1") + length_delimited(2, b"PodDisruptionBudget")
     request = urllib.request.Request(
         f"{devcluster.url}/api/v1/namespaces/{namespace}/configmaps",
         data=MAGIC + length_delimited(1, type_meta),

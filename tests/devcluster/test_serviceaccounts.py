@@ -107,9 +107,8 @@ def test_service_account_token_gets_exactly_its_rbac_rights(
     as_robot = _as(devcluster, token)
     try:
         robot_core = client.CoreV1Api(as_robot)
-        assert [cm.metadata.name for cm in robot_core.list_namespaced_config_map(namespace).items] == [
-            "visible"
-        ]
+        listed = robot_core.list_namespaced_config_map(namespace).items
+        assert [cm.metadata.name for cm in listed] == ["kube-root-ca.crt", "visible"]
         assert robot_core.read_namespaced_config_map("visible", namespace).metadata.name == "visible"
         with pytest.raises(ApiException) as create:
             robot_core.create_namespaced_config_map(namespace, {"metadata": {"name": "nope"}})
@@ -182,7 +181,8 @@ def test_token_secret_is_filled_and_its_token_works_while_it_exists(
     token = base64.b64decode(secret.data["token"]).decode()
     with _as(devcluster, token) as as_robot:
         robot_core = client.CoreV1Api(as_robot)
-        assert robot_core.list_namespaced_config_map(namespace).items == []
+        listed = robot_core.list_namespaced_config_map(namespace).items
+        assert [cm.metadata.name for cm in listed] == ["kube-root-ca.crt"]  # every namespace has it
         core.delete_namespaced_secret("robot-token", namespace)
         with pytest.raises(ApiException) as revoked:
             robot_core.list_namespaced_config_map(namespace)

@@ -9,8 +9,8 @@ import pytest
 
 from syncflow.api.publishedresource import Filter
 from syncflow.modes.publish.rules import selector_of
-from syncflow.sync.filters import matches
-from syncflow.sync.rule import Selector
+from syncflow.sync.filters import concerns, matches, may_select
+from syncflow.sync.rule import Resource, Selector, Side, SyncRule
 
 FILTER = {
     "resource": {"matchLabels": {"include": "me"}},
@@ -82,3 +82,22 @@ def test_annotation_field_namespace_and_name_selectors() -> None:
     assert not matches(Selector(names=("b",)), obj)
     assert not matches(Selector(fields="type!=kubernetes.io/service-account-token"), obj)
     assert matches(Selector(fields="type!=Opaque"), obj)
+
+
+def _rule(group: str, plural: str, kind: str) -> SyncRule:
+    resource = Resource(group=group, version="v1", plural=plural, kind=kind, namespaced=True)
+    return SyncRule(
+        name=plural,
+        agent="agent",
+        source=Side(endpoint="kcp", resource=resource),
+        target=Side(endpoint="cluster", resource=resource),
+    )
+
+
+def test_kube_root_ca_configmap_is_never_a_source_whatever_the_selector() -> None:
+    """Every cluster and kcp workspace publishes its own in each namespace: syncing one would fight it."""
+    configmaps = _rule("", "configmaps", "ConfigMap")
+    root_ca = {"metadata": {"name": "kube-root-ca.crt", "namespace": "team-a"}, "data": {"ca.crt": "x"}}
+    assert not may_select(configmaps, root_ca) and not concerns(configmaps, root_ca)
+    assert may_select(configmaps, {"metadata": {"name": "app-config", "namespace": "team-a"}})
+    assert may_select(_rule("example.com", "widgets", "Widget"), root_ca)  # only the ConfigMap is meant
