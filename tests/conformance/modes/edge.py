@@ -146,6 +146,12 @@ class EdgeHarness(ModeHarness):
         )
 
     def end(self) -> None:
+        # every case's config shares the control config's per-type rule: a key a case left parked
+        # (its source no longer selected once the config goes) would count in the next case's
+        # Conflicts; deleting the sources ends those keys
+        for namespace, name in self.sources:
+            with contextlib.suppress(Exception):
+                self.delete_source(namespace, name)
         if self.config:
             with contextlib.suppress(Exception):
                 self.delete_config()
