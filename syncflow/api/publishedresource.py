@@ -23,7 +23,7 @@ from syncflow.api.meta import (
     exactly_one,
     rule_error,
 )
-from syncflow.goregexp import RegexpError, compile_regexp
+from syncflow.gocompat.goregexp import RegexpError, compile_regexp
 from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.mutation.mutator import compile_step
 from syncflow.templating import TemplateError, compile_template

@@ -25,9 +25,9 @@ from syncflow.demo.scenario import ORG, TEAM, Scenario
 from syncflow.demo.stack import Stack, StepError
 from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
-from syncflow.neterrors import status_message
 from syncflow.queue.layout import forget_agent
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import status_message
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from celery.beat import PersistentScheduler, ScheduleEntry
 
-from syncflow.logs import log_event
 from syncflow.queue.broker import Broker
 from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.queue.reachability import BROKER_ERRORS, Reachability
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ def run_worker(
     hostname: str | None = None,
 ) -> None:
     """Run a prefork Celery worker consuming ``queues`` (blocks until shutdown)."""
-    from syncflow import worker_health
+    from syncflow.runtime import worker_health
 
     bind(settings)
     worker_health.observe(settings)

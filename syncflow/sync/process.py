@@ -18,12 +18,12 @@ from kubernetes.client import ApiClient
 
 from syncflow import tasks
 from syncflow.config import Settings
-from syncflow.health import HealthServer
-from syncflow.keys import ObjectKey
 from syncflow.kube.leader import LeaderElector
-from syncflow.logs import configure_logging, log_event
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.linger import LingeringPublisher
 from syncflow.queue.service import QueueService
+from syncflow.util.health import HealthServer
+from syncflow.util.logs import configure_logging, log_event
 
 logger = logging.getLogger("syncflow.watch")
 

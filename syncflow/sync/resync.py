@@ -24,10 +24,9 @@ from typing import Any
 
 from redis import Redis
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
-from syncflow.logs import log_event
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync import filters, state, transforms
 from syncflow.sync.desired import managed_content
@@ -39,6 +38,7 @@ from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.rule import SyncRule
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.resync")
 

@@ -12,11 +12,11 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from syncflow.jsonvalues import deep_copy
 from syncflow.sync import filters
 from syncflow.sync.metadata import KEEP_ANNOTATION
 from syncflow.sync.mutation.mutator import compiled
 from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, SetFields, SyncRule, Transform
+from syncflow.util.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 

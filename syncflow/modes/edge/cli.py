@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli, cliopts
+from syncflow.runtime import agentcli, cliopts
 
 
 @click.group("edge", invoke_without_command=True)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from syncflow import gojson
+from syncflow.gocompat import gojson
 from syncflow.sync.mutation import paths
 from syncflow.templating import Method, Struct
 

@@ -4,7 +4,7 @@ value to the replacement."""
 
 from __future__ import annotations
 
-from syncflow.goregexp import RegexpError, compile_regexp
+from syncflow.gocompat.goregexp import RegexpError, compile_regexp
 from syncflow.sync.mutation import gjson, paths
 from syncflow.sync.mutation.base import Context, MutationError, Obj
 

@@ -22,8 +22,8 @@ from syncflow.config import Settings
 from syncflow.demo import redis as redis_mod
 from syncflow.demo.launch import child_env, syncflow_command
 from syncflow.demo.stack import Child, Stack, StepError, free_port
-from syncflow.logs import log_event
 from syncflow.metrics import multiprocess
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.supervisor")
 
@@ -46,7 +46,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
 @dataclass
 class Supervisor:
     """Runs an agent's roles as children of this process and keeps them running. With a metrics
-    address, ``multiprocess.prepare`` must have run first (``syncflow.agentcli.run``)."""
+    address, ``multiprocess.prepare`` must have run first (``syncflow.runtime.agentcli.run``)."""
 
     settings: Settings
     workdir: Path

@@ -14,9 +14,9 @@ from syncflow import modes
 from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, kcp_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
-from syncflow.neterrors import describe, display_url, network_reason
-from syncflow.redisclient import connect_redis
+from syncflow.queue.redisclient import connect_redis
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import describe, display_url, network_reason
 
 logger = logging.getLogger("syncflow.preflight")
 

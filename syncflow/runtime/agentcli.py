@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from syncflow import cliopts
+from syncflow.runtime import cliopts
 
 if TYPE_CHECKING:
     from syncflow.config import Settings
@@ -107,8 +107,8 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
     role."""
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
-    from syncflow.paths import state_dir
-    from syncflow.preflight import PreflightError, check_endpoints
+    from syncflow.runtime.preflight import PreflightError, check_endpoints
+    from syncflow.util.paths import state_dir
 
     if settings.metrics_address and role in ("all", "worker"):  # before the checks' requests count
         from syncflow.metrics import multiprocess
@@ -121,7 +121,7 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
         raise click.ClickException(str(exc)) from None
     directory = Path(data_dir) if data_dir else state_dir() / settings.agent_name
     if role == "all":
-        from syncflow.supervisor import Supervisor
+        from syncflow.runtime.supervisor import Supervisor
 
         raise SystemExit(Supervisor(settings, directory, workers=workers).run())
     if role == "watch":

@@ -1,0 +1,6 @@
+"""The Celery application's pieces below ``syncflow.tasks`` (the app module itself, kept there for
+``celery -A syncflow.tasks``): the beat schedule (``schedule``).
+
+May import the engine, the queue and everything below them; never ``runtime``, ``cli``, ``demo`` or
+``devcluster``.
+"""
