@@ -24,8 +24,8 @@ from syncflow.api.meta import (
     rule_error,
 )
 from syncflow.gocompat.goregexp import RegexpError, compile_regexp
-from syncflow.sync.mutation.base import MutationError
-from syncflow.sync.mutation.mutator import compile_step
+from syncflow.mutation.base import MutationError
+from syncflow.mutation.mutator import compile_step
 from syncflow.templating import TemplateError, compile_template
 
 GROUP = "syncagent.kcp.io"

@@ -368,7 +368,7 @@ def worker(
     **flags: Any,
 ) -> None:
     """Run a Celery worker for syncflow's keyed tasks (checks Redis and both clusters first)."""
-    from syncflow.queue.processes import run_worker
+    from syncflow.runtime.processes import run_worker
 
     settings = _settings(config_file, **flags)
     if settings.metrics_address:  # before any metric exists: the preflight's requests count already
@@ -403,7 +403,7 @@ def beat(schedule: str | None, loglevel: str | None, config_file: str | None, **
     """Run Celery beat: the queue pump every second (safe to run twice)."""
     from pathlib import Path
 
-    from syncflow.queue.processes import run_beat
+    from syncflow.runtime.processes import run_beat
     from syncflow.util.paths import beat_schedule
 
     settings = _settings(config_file, **flags)

@@ -130,11 +130,11 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
         modes.watch_process(settings).run()
     elif role == "worker":
         from syncflow.queue.layout import CELERY_QUEUES
-        from syncflow.queue.processes import run_worker
+        from syncflow.runtime.processes import run_worker
 
         run_worker(settings, queues=CELERY_QUEUES, concurrency=workers, loglevel=settings.log_level)
     else:
-        from syncflow.queue.processes import run_beat
+        from syncflow.runtime.processes import run_beat
 
         directory.mkdir(parents=True, exist_ok=True)
         run_beat(settings, schedule=str(directory / "beat-schedule"), loglevel=settings.log_level)

@@ -25,6 +25,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
 from syncflow.metrics import record as metrics
+from syncflow.mutation.base import MutationError
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import desired as desired_mod
@@ -35,7 +36,6 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
 from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.ownership import Owner, Reach, RefusedError
 from syncflow.sync.rule import SyncRule

@@ -26,6 +26,7 @@ from redis import Redis
 
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
+from syncflow.mutation.base import MutationError
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync import filters, state, transforms
@@ -34,7 +35,6 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import carries
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.rule import SyncRule

@@ -13,12 +13,12 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.mutation.mutator import compiled
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import state
 from syncflow.sync.desired import managed_content, preview
 from syncflow.sync.events import record_event
 from syncflow.sync.merge import three_way_patch
-from syncflow.sync.mutation.mutator import compiled
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.reconciler import (
     Sync,

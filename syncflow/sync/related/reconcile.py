@@ -21,12 +21,12 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import resource_path
+from syncflow.mutation.base import MutationError
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, describe
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import state, transforms
 from syncflow.sync.desired import managed_content
 from syncflow.sync.metadata import RELATED_RESOURCES_ANNOTATION_PREFIX
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import (
     WAIT_FOR_DELETION,
     Sync,

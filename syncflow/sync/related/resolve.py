@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncflow.gocompat.goregexp import RegexpError, compile_regexp
-from syncflow.sync.mutation import gjson, paths
-from syncflow.sync.mutation.base import MutationError
+from syncflow.mutation import gjson, paths
+from syncflow.mutation.base import MutationError
 from syncflow.sync.naming import RENDER_LIMIT
 from syncflow.sync.rule import Locator, RegexRewrite, Related, RelatedSelector, Rewrite
 from syncflow.templating import Struct, Template, TemplateError, compile_template

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from syncflow.gocompat import gojson
-from syncflow.sync.mutation import paths
+from syncflow.mutation import paths
 from syncflow.templating import Method, Struct
 
 _TYPES = {type(None): "Null", bool: "Bool", int: "Number", float: "Number", str: "String"}
