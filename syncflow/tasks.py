@@ -19,6 +19,7 @@ from celery.signals import setup_logging
 from celery.worker.request import Request
 from kubernetes.client.exceptions import ApiException
 
+from syncflow.app import modes
 from syncflow.app.schedule import beat_schedule, housekeeping_tasks
 from syncflow.config import Settings
 from syncflow.metrics import record as metrics
@@ -230,8 +231,6 @@ def periodic_task(name: str) -> Callable[[Callable[P, R]], Callable[P, R | None]
 
 def rule_worker() -> RuleWorker:
     """The engine's task bodies for this process's settings and mode (built once by the mode)."""
-    from syncflow import modes  # modes import this module to register their tasks
-
     service = runtime.service
     return modes.rule_worker(runtime.settings, service.redis, service.budget)
 

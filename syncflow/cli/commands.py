@@ -459,7 +459,7 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 @cliopts.log_debug
 def watch(config_file: str | None, **flags: Any) -> None:
     """Watch the service cluster and kcp and enqueue sync work (publish mode); never writes objects."""
-    from syncflow import modes
+    from syncflow.app import modes
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
     from syncflow.kube.leader import LeaderElectionError

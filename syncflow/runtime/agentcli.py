@@ -125,7 +125,7 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
 
         raise SystemExit(Supervisor(settings, directory, workers=workers).run())
     if role == "watch":
-        from syncflow import modes
+        from syncflow.app import modes
 
         modes.watch_process(settings).run()
     elif role == "worker":

@@ -105,4 +105,4 @@ def watch_process(settings: Settings) -> WatchProcess:
         manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         return EdgeWatcher(endpoints.mailbox.api, manager, enqueue, bookmarks, config_key(mailbox))
 
-    return WatchProcess(settings, pcluster, build)
+    return WatchProcess(settings, pcluster, build, tasks.runtime.service)

@@ -27,7 +27,7 @@ def publish(
 
     def check() -> None:
         from syncflow.config import ConfigError
-        from syncflow.runtime.preflight import check_endpoint_slice
+        from syncflow.modes.publish.endpoint import check_endpoint_slice
 
         if not settings.apiexportendpointslice_ref:
             raise ConfigError("--apiexportendpointslice-ref is required in publish mode")

@@ -144,4 +144,4 @@ def watch_process(settings: Settings) -> WatchProcess:
         keys = [control_key("synctarget", workspace)]
         return WorkloadWatcher(endpoints.workspace.api, workspace, manager, enqueue, bookmarks, keys)
 
-    return WatchProcess(settings, physical, build)
+    return WatchProcess(settings, physical, build, tasks.runtime.service)
