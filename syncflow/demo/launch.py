@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from syncflow.demo.stack import Stack, free_port
 from syncflow.kube import kubeconfigs
+from syncflow.runtime.stack import Stack, free_port
 
 START_TIMEOUT = 60.0
 PUBLISH_TASKS = "syncflow.modes.publish.tasks"

@@ -14,7 +14,7 @@ from pathlib import Path
 from redis import Redis
 from redis.exceptions import RedisError
 
-from syncflow.demo.stack import Stack, StepError, free_port
+from syncflow.runtime.stack import Stack, StepError, free_port
 
 START_TIMEOUT = 15.0
 
