@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncflow.config import Settings
-from syncflow.demo.launch import child_env, syncflow_command
 from syncflow.metrics import multiprocess
 from syncflow.runtime import redis as redis_mod
-from syncflow.runtime.stack import Child, Stack, StepError, free_port
+from syncflow.runtime.stack import Child, Stack, StepError, child_env, free_port, syncflow_command
 from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.supervisor")
