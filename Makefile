@@ -23,6 +23,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check syncflow tests bench
 	$(BIN)/ruff format --check syncflow tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## diagrams: render every docs/diagrams/*.dot to .svg (needs Graphviz's dot; not part of test)
 diagrams:

@@ -96,8 +96,8 @@ from bench.support import (
     watch_first_seen,
 )
 from syncflow import tasks as engine_tasks
-from syncflow.keys import ObjectKey
 from syncflow.modes.publish.rules import KCP, SERVICE
+from syncflow.queue.keys import ObjectKey
 
 JSON = {"Content-Type": "application/json"}
 GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "bench", "services"

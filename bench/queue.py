@@ -30,7 +30,7 @@ from pathlib import Path
 from redis import Redis
 
 from syncflow.config import Settings, load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Outcome
 from syncflow.tasks import CeleryPublisher, app, create_app, keyed_task, runtime

@@ -63,8 +63,8 @@ from bench.soakreport import EXAMPLES, Outcome, Tally, table
 from bench.soaktargets import RUN, SYSTEM, TARGETS, SoakTarget, SourceRef
 from bench.soakwatch import DeletionWatch
 from bench.support import in_parallel, load_average, open_watch, run_dir
-from syncflow.demo import redis as demo_redis
-from syncflow.demo.stack import Stack as ProcessStack
+from syncflow.runtime import redis as demo_redis
+from syncflow.runtime.stack import Stack as ProcessStack
 from syncflow.sync.ownership import CONFLICT_CAUSES
 
 REQUEST_TIMEOUT = 20.0

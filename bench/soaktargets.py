@@ -36,7 +36,7 @@ from bench.workload import WORKSPACE as WORKLOAD_WORKSPACE
 from bench.workload import WorkloadBench
 from syncflow.api import cluster as cluster_api
 from syncflow.api.crdgen import crd
-from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.queue.keys import InvalidKeyError, ObjectKey
 from syncflow.sync import metadata as md
 from syncflow.sync.keys import owner_ref
 from syncflow.sync.naming import NamingRule

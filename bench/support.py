@@ -24,10 +24,10 @@ from redis import Redis
 
 from bench.figures import MemoryFigures, per_10k
 from syncflow.config import load_settings
-from syncflow.demo.redis import provide as provide_redis
-from syncflow.demo.stack import Stack as DemoStack
 from syncflow.queue.layout import forget_agent
 from syncflow.queue.service import QueueService
+from syncflow.runtime.redis import provide as provide_redis
+from syncflow.runtime.stack import Stack as DemoStack
 from syncflow.tasks import CeleryPublisher, create_app
 
 if TYPE_CHECKING:

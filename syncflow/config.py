@@ -29,8 +29,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from syncflow.durations import PositiveSeconds, Seconds
-from syncflow.selectors import LabelSelector
+from syncflow.gocompat.durations import PositiveSeconds, Seconds
+from syncflow.util.selectors import LabelSelector
 
 _config_file: ContextVar[Path | None] = ContextVar("syncflow_config_file", default=None)
 

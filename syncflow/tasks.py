@@ -19,20 +19,21 @@ from celery.signals import setup_logging
 from celery.worker.request import Request
 from kubernetes.client.exceptions import ApiException
 
+from syncflow.app import modes
+from syncflow.app.schedule import beat_schedule, housekeeping_tasks
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
-from syncflow.logs import configure_logging, log_event
 from syncflow.metrics import record as metrics
-from syncflow.neterrors import describe
 from syncflow.queue.celeryconf import celery_config
 from syncflow.queue.execute import Handler, out_of_time, run_message, run_token
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals
 from syncflow.queue.registry import register_verb
 from syncflow.queue.runtime import Runtime
-from syncflow.schedule import beat_schedule, housekeeping_tasks
 from syncflow.sync.worker import RuleWorker
-from syncflow.truncate import truncate
+from syncflow.util.logs import configure_logging, log_event
+from syncflow.util.neterrors import describe
+from syncflow.util.truncate import truncate
 
 logger = logging.getLogger("syncflow.tasks")
 
@@ -230,8 +231,6 @@ def periodic_task(name: str) -> Callable[[Callable[P, R]], Callable[P, R | None]
 
 def rule_worker() -> RuleWorker:
     """The engine's task bodies for this process's settings and mode (built once by the mode)."""
-    from syncflow import modes  # modes import this module to register their tasks
-
     service = runtime.service
     return modes.rule_worker(runtime.settings, service.redis, service.budget)
 

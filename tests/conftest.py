@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from syncflow.demo.stack import Stack
+from syncflow.runtime.stack import Stack
 from tests.support import leftovers
 from tests.support.redis import provide_session_redis, session_redis_url
 

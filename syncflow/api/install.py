@@ -13,7 +13,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.clients import KubeconfigError, load_client
-from syncflow.neterrors import network_reason, server_error
+from syncflow.util.neterrors import network_reason, server_error
 
 _TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts of each request, in seconds."""

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from syncflow import names
+from syncflow.util import names
 
 RULES_ERROR = "rules"
 """The pydantic error type of :func:`rule_error`; its context holds ``problems``."""

@@ -23,9 +23,9 @@ from syncflow.api.meta import (
     exactly_one,
     rule_error,
 )
-from syncflow.goregexp import RegexpError, compile_regexp
-from syncflow.sync.mutation.base import MutationError
-from syncflow.sync.mutation.mutator import compile_step
+from syncflow.gocompat.goregexp import RegexpError, compile_regexp
+from syncflow.mutation.base import MutationError
+from syncflow.mutation.mutator import compile_step
 from syncflow.templating import TemplateError, compile_template
 
 GROUP = "syncagent.kcp.io"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.neterrors import network_reason, server_error
+from syncflow.util.neterrors import network_reason, server_error
 
 
 class BootstrapError(Exception):

@@ -15,7 +15,7 @@ from syncflow.demo.manifests import Obj
 from syncflow.demo.play import DemoRun
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shutil
 import sys
@@ -15,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from syncflow.demo.stack import Stack, free_port
 from syncflow.kube import kubeconfigs
+from syncflow.runtime.stack import Stack, child_env, free_port, syncflow_command
 
 START_TIMEOUT = 60.0
 PUBLISH_TASKS = "syncflow.modes.publish.tasks"
@@ -29,20 +28,6 @@ class Devcluster:
 
     url: str
     kubeconfig: Path
-
-
-def syncflow_command() -> list[str]:
-    """How to run ``syncflow``: the entry point next to this Python, else through the interpreter."""
-    script = Path(sys.executable).parent / "syncflow"
-    if script.is_file():
-        return [str(script)]
-    return [sys.executable, "-c", "from syncflow.cli import main; main()"]
-
-
-def child_env(settings: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment without any ``SYNCFLOW_*`` variable, plus ``settings``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCFLOW_")}
-    return {**env, **settings}
 
 
 def start_devcluster(stack: Stack, name: str, kcp: bool) -> Devcluster:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from syncflow.demo.progress import Progress
-from syncflow.demo.stack import Stack
+from syncflow.runtime.stack import Stack
 
 T = TypeVar("T")
 

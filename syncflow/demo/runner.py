@@ -18,16 +18,16 @@ from redis import Redis
 
 from syncflow.api import crdgen, install
 from syncflow.demo import clusters, edge, launch, manifests, workload
-from syncflow.demo import redis as demo_redis
 from syncflow.demo.play import DemoMode, DemoRun
 from syncflow.demo.progress import Progress
 from syncflow.demo.scenario import ORG, TEAM, Scenario
-from syncflow.demo.stack import Stack, StepError
 from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
-from syncflow.neterrors import status_message
 from syncflow.queue.layout import forget_agent
+from syncflow.runtime import redis as demo_redis
+from syncflow.runtime.stack import Stack, StepError
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import status_message
 
 logger = logging.getLogger(__name__)
 

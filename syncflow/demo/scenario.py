@@ -11,9 +11,9 @@ from typing import Any
 
 from syncflow.demo import manifests
 from syncflow.demo.manifests import Obj
-from syncflow.demo.stack import Stack
 from syncflow.kube.clients import for_cluster
 from syncflow.kube.jsonapi import JsonApi, resource_path
+from syncflow.runtime.stack import Stack
 
 APIS = "/apis/apis.kcp.io/v1alpha1"
 WORKSPACES = "/apis/tenancy.kcp.io/v1alpha1/workspaces"

@@ -25,8 +25,8 @@ from syncflow.devcluster.managedfields import Tracking
 from syncflow.devcluster.meta_validation import validate_object_meta
 from syncflow.devcluster.resources import ResourceType
 from syncflow.devcluster.store import Obj, Store
-from syncflow.jsonvalues import deep_copy
-from syncflow.selectors import FieldSelector, LabelSelector
+from syncflow.util.jsonvalues import deep_copy
+from syncflow.util.selectors import FieldSelector, LabelSelector
 
 # metadata fields only the server sets.
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from syncflow.devcluster import errors
 from syncflow.devcluster.errors import StatusError
-from syncflow.durations import parse_go_duration
+from syncflow.gocompat.durations import parse_go_duration
 
 DEFAULT_REQUEST_TIMEOUT = 60.0
 _INVALID_TIMEOUT = "invalid timeout specified in the request URL"

@@ -6,10 +6,10 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from syncflow import names
 from syncflow.devcluster import defaults, schema
 from syncflow.devcluster.errors import FieldError
 from syncflow.devcluster.resources import ResourceType
+from syncflow.util import names
 
 Obj = dict[str, Any]
 

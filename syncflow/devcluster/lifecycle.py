@@ -13,7 +13,7 @@ from syncflow.devcluster.crud import Objects, Target
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import ResourceType, crd_resource_type
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 

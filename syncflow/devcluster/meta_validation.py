@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from syncflow import names
 from syncflow.devcluster import fielderrors as fe
 from syncflow.devcluster.errors import FieldError
+from syncflow.util import names
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 

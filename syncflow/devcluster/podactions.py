@@ -6,7 +6,7 @@ from typing import Any
 
 from syncflow.devcluster import errors
 from syncflow.devcluster.crud import Objects, Target
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from syncflow.devcluster.crud import Objects, Target
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
 DESCRIPTION_ANNOTATION = "kubernetes.io/description"

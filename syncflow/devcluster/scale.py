@@ -10,7 +10,7 @@ from syncflow.devcluster import errors, patch
 from syncflow.devcluster.crud import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH
 from syncflow.devcluster.resources import ScaleSubresource
 from syncflow.devcluster.tables import json_path
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 

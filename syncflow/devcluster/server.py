@@ -41,8 +41,8 @@ from syncflow.devcluster.shapes import shape_of
 from syncflow.devcluster.store import Obj, Store
 from syncflow.devcluster.views import View
 from syncflow.devcluster.watch import WatchRequest, WatchStream, default_timeout
-from syncflow.logs import log_event
-from syncflow.selectors import FieldSelector, LabelSelector, Op, SelectorError
+from syncflow.util.logs import log_event
+from syncflow.util.selectors import FieldSelector, LabelSelector, Op, SelectorError
 
 logger = logging.getLogger("syncflow.devcluster")
 

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from syncflow.devcluster import errors
 from syncflow.devcluster.store import Obj, Store, TooOldError, WatchEvent
-from syncflow.selectors import FieldSelector, LabelSelector
+from syncflow.util.selectors import FieldSelector, LabelSelector
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.deadline import request_timeout
 from syncflow.kube.transport import TRANSPORT_ERRORS, Answer, kept_connections
 from syncflow.metrics import record as metrics
+from syncflow.util.deadline import request_timeout
 
 Obj = dict[str, Any]
 
@@ -31,7 +31,7 @@ UNREACHABLE = "unreachable:"
 """Cause of a failure to reach a named endpoint (``unreachable:<endpoint>``)."""
 DEFAULT_TIMEOUT = (5.0, 30.0)
 """Connect and read timeouts (s) of one request; inside a task both are cut to the task's time left
-(``syncflow.deadline``)."""
+(``syncflow.util.deadline``)."""
 UNAVAILABLE = frozenset({502, 503, 504})
 """Answers that mean the API server behind a proxy or load balancer did not answer."""
 AUTH = ["BearerToken"]

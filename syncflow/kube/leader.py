@@ -27,9 +27,9 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
-from syncflow.neterrors import describe, network_reason
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import describe, network_reason
 
 logger = logging.getLogger(__name__)
 

@@ -26,14 +26,14 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from syncflow import echoes, snapshots
+from syncflow.kube import echoes, snapshots
 from syncflow.kube.backoff import Backoff
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.stream import INACTIVE, GuardedStream, open_stream
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +84,8 @@ class ResourceWatch:
     """List and watch one collection (``list_path``) until stopped; each connection and failure is
     reported as the connection status of ``endpoint`` (a mode's endpoint name; empty: not reported);
     ``on_connected`` runs each time the watch connects after not being connected. Events are handled
-    as coming from ``echo_side`` (``syncflow.echoes``: the queue drops our own writes' echoes) and, with
-    ``keep_snapshots``, offer their object as the keys' snapshot (``syncflow.snapshots``)."""
+    as coming from ``echo_side`` (``syncflow.kube.echoes``: the queue drops our own writes' echoes) and, with
+    ``keep_snapshots``, offer their object as the keys' snapshot (``syncflow.kube.snapshots``)."""
 
     def __init__(
         self,

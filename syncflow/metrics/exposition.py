@@ -15,9 +15,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from syncflow.config import Settings
-from syncflow.logs import log_event
 from syncflow.metrics import multiprocess
 from syncflow.metrics.queue import QueueCollector
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.metrics")
 

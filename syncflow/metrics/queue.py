@@ -11,12 +11,12 @@ from prometheus_client.registry import Collector
 from redis import Redis, RedisError
 
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
-from syncflow.logs import log_event
 from syncflow.queue.broker import BrokerUnavailableError
+from syncflow.queue.keys import ObjectKey
+from syncflow.queue.redisclient import connect_redis
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import QueueStats
-from syncflow.redisclient import connect_redis
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.metrics")
 

@@ -11,15 +11,16 @@ Celery's error and stack per tick) and ``redis.reachable`` when a tick goes out 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
 from celery.beat import PersistentScheduler, ScheduleEntry
 
-from syncflow.logs import log_event
 from syncflow.queue.broker import Broker
 from syncflow.queue.layout import PERIODIC_QUEUE
 from syncflow.queue.reachability import BROKER_ERRORS, Reachability
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +35,9 @@ class BoundedScheduler(PersistentScheduler):  # type: ignore[misc]
 
     @cached_property
     def broker(self) -> Broker:
-        """The broker of the process's bound settings (Redis lists or RabbitMQ queues)."""
-        from syncflow.tasks import runtime
-
-        return runtime.service.broker
+        """The broker of the process's bound settings (Redis lists or RabbitMQ queues): given by
+        whoever starts beat, through ``bounded_scheduler``."""
+        raise NotImplementedError("a BoundedScheduler is made by bounded_scheduler(broker)")
 
     @cached_property
     def reachability(self) -> Reachability:
@@ -78,3 +78,15 @@ class BoundedScheduler(PersistentScheduler):  # type: ignore[misc]
             log_event(logger, "beat.resumed", queue=queue, skipped=self.skipped)
             self.skipped = 0
         return super().apply_async(entry, producer, advance, **kwargs)
+
+
+def bounded_scheduler(broker: Callable[[], Broker]) -> type[BoundedScheduler]:
+    """``BoundedScheduler`` whose broker is ``broker()``, called on first use (the app's, once its
+    settings are bound): the caller owns the app, so the queue never imports it."""
+
+    class Scheduler(BoundedScheduler):
+        @cached_property
+        def broker(self) -> Broker:
+            return broker()
+
+    return Scheduler

@@ -31,11 +31,11 @@ from kombu import Connection  # type: ignore[attr-defined]
 from redis import Redis
 
 from syncflow.config import Settings
-from syncflow.keys import InvalidKeyError, ObjectKey
-from syncflow.neterrors import display_url, network_reason
 from syncflow.queue.celeryconf import broker_transport_options
+from syncflow.queue.keys import InvalidKeyError, ObjectKey
 from syncflow.queue.layout import BULK_QUEUE, KEYED_QUEUES, agent_prefix, broker_prefix
-from syncflow.redisclient import connect_redis
+from syncflow.queue.redisclient import connect_redis
+from syncflow.util.neterrors import display_url, network_reason
 
 BROKER_TIMEOUT = 5.0
 """Seconds to connect to the broker, and for one of its answers, when counting messages."""

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from redis import Redis
 
 from syncflow.config import EndpointLimit, Settings
-from syncflow.deadline import DeadlineExceededError, remaining
 from syncflow.queue.layout import budget_key
 from syncflow.queue.scripts import Scripts
+from syncflow.util.deadline import DeadlineExceededError, remaining
 
 LEASE_SECONDS = 0.25
 """How long leased tokens stay usable after they become due; a lease holds at most this long's worth of

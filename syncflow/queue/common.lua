@@ -6,7 +6,7 @@
 -- errors and expired leases, never transient ones), C cause of a failing key, CX index of causes
 -- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range),
 -- LT events that came while a key was leased ("<origin>=<rv>" lines, or "*" for any other), SN the
--- newest watch snapshot of a key's object (syncflow.snapshots), Q when each pending key became
+-- newest watch snapshot of a key's object (syncflow.kube.snapshots), Q when each pending key became
 -- pending (ms; a republished or rescanned message keeps it), then what the agent's queues share: its
 -- own writes (OW origin -> the resourceVersions of its last few writes, space-separated; OX origin by
 -- expiry) and its rule

@@ -17,11 +17,11 @@ import urllib3.exceptions
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from kubernetes.client.exceptions import ApiException
 
-from syncflow import neterrors
 from syncflow.queue.workqueue import Outcome
+from syncflow.util import neterrors
 
 describe = neterrors.describe
-"""A one-line description of an error (lives in ``syncflow.neterrors``; handlers import it here)."""
+"""A one-line description of an error (lives in ``syncflow.util.neterrors``; handlers import it here)."""
 
 TRANSIENT_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 """HTTP statuses that retrying fixes: request timeouts, conflicts, throttling, server errors."""

@@ -12,18 +12,19 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from syncflow import echoes, ruleentries, snapshots
-from syncflow.deadline import deadline
-from syncflow.keys import InvalidKeyError, ObjectKey
-from syncflow.logs import log_event
+from syncflow.kube import echoes, snapshots
 from syncflow.metrics import record as metrics
-from syncflow.neterrors import describe
+from syncflow.queue import ruleentries
 from syncflow.queue.errors import RequeueAfter, classify
+from syncflow.queue.keys import InvalidKeyError, ObjectKey
 from syncflow.queue.registry import rule_of
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome, RunEnd, Taken, WorkQueue
-from syncflow.truncate import truncate, truncate_lines
+from syncflow.util.deadline import deadline
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import describe
+from syncflow.util.truncate import truncate, truncate_lines
 
 logger = logging.getLogger("syncflow.task")
 

@@ -6,7 +6,7 @@ from collections.abc import Collection
 
 from redis import Redis
 
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import KEYED_QUEUES, QueueLayout
 
 

@@ -18,10 +18,10 @@ import threading
 import time
 from collections.abc import Sequence
 
-from syncflow.keys import ObjectKey
-from syncflow.logs import log_event
-from syncflow.neterrors import describe
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import Publisher
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import describe
 
 logger = logging.getLogger("syncflow.publish")
 

@@ -18,8 +18,8 @@ from redis import Redis
 from redis.exceptions import LockError
 
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
 from syncflow.queue.broker import MessageScan
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import pump_last_key, pump_lock_key
 from syncflow.queue.registry import queue_of
 from syncflow.queue.workqueue import Lane, WorkQueue

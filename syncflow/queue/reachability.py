@@ -14,8 +14,8 @@ import kombu.exceptions
 import redis.exceptions
 
 from syncflow.config import AMQP_SCHEMES
-from syncflow.logs import log_event
-from syncflow.neterrors import causes, display_url, network_reason
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import causes, display_url, network_reason
 
 logger = logging.getLogger("syncflow.reachability")
 

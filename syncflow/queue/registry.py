@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import KEYED_QUEUES
 
 _VERB = re.compile(r"[a-z][a-z0-9-]*")

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from syncflow.keys import ObjectKey
-from syncflow.logs import log_event
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.workqueue import WorkQueue
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 

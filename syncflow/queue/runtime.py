@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import cached_property
 
 from syncflow.config import Settings, load_settings
+from syncflow.queue.redisclient import connect_redis
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import Publisher, QueueService
-from syncflow.redisclient import connect_redis
 
 REDIS_CONNECT_TIMEOUT = 5.0
 """Seconds to connect to Redis."""

@@ -10,11 +10,11 @@ from typing import Any
 
 from redis import Redis
 
-from syncflow import snapshots
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
+from syncflow.kube import snapshots
 from syncflow.queue.broker import Broker, open_broker
 from syncflow.queue.budget import RequestBudget
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, pump_last_key
 from syncflow.queue.pump import Pump, PumpTotals
 from syncflow.queue.registry import queue_of

@@ -14,10 +14,10 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from syncflow import echoes, snapshots
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
+from syncflow.kube import echoes, snapshots
 from syncflow.metrics import record as metrics
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import QueueLayout
 from syncflow.queue.registry import rule_of
 from syncflow.queue.scripts import Scripts
@@ -53,8 +53,8 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class Taken:
-    """A claim and what it handed over: the key's snapshot (``syncflow.snapshots``) and its rule's
-    registry entry (``syncflow.ruleentries``), each "" for none, and how long (s) the key was pending
+    """A claim and what it handed over: the key's snapshot (``syncflow.kube.snapshots``) and its rule's
+    registry entry (``syncflow.queue.ruleentries``), each "" for none, and how long (s) the key was pending
     (None: not known, or not claimed now)."""
 
     claim: Claim

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from syncflow.jsonvalues import deep_copy
 from syncflow.sync import metadata as md
 from syncflow.sync.naming import sha1_hex
+from syncflow.util.jsonvalues import deep_copy
 
 _STRIPPED_METADATA = (
     "uid",

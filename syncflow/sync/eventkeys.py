@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync import filters
 from syncflow.sync.changes import (
     Fingerprints,

@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.sync")
 

@@ -6,9 +6,9 @@ import functools
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from syncflow.selectors import FieldSelector, LabelSelector
 from syncflow.sync.metadata import AGENT_LABEL
 from syncflow.sync.rule import Selector, SelectorTerm, SyncRule
+from syncflow.util.selectors import FieldSelector, LabelSelector
 
 
 @functools.lru_cache(maxsize=1024)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.metadata import REMOTE_CLUSTER_LABEL, REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOTATION
 from syncflow.sync.rule import SyncRule
 

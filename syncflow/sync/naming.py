@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from syncflow.names import dns1123_label, dns1123_subdomain
 from syncflow.templating import Struct, TemplateError, compile_template, short_hash
 from syncflow.templating.bounds import min_length
+from syncflow.util.names import dns1123_label, dns1123_subdomain
 
 DEFAULT_NAMESPACE_TEMPLATE = "{{ .ClusterName }}"
 DEFAULT_NAME_TEMPLATE = "{{ .Object.metadata.namespace | sha3short }}-{{ .Object.metadata.name | sha3short }}"

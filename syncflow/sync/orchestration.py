@@ -26,7 +26,6 @@ from typing import Any
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.jsonapi import UNREACHABLE, JsonApi
 from syncflow.kube.watch import ResourceWatch
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.queue.reachability import Reachability
 from syncflow.sync.endpoints import Endpoints
@@ -38,6 +37,7 @@ from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Resource, SyncRule
 from syncflow.sync.watches import Enqueue, KeyHandler, WatchSet
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.watch")
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.sync.reconciler import get_or_none
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.sync")
 

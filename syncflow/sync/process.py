@@ -16,14 +16,13 @@ from typing import Any, Protocol
 
 from kubernetes.client import ApiClient
 
-from syncflow import tasks
 from syncflow.config import Settings
-from syncflow.health import HealthServer
-from syncflow.keys import ObjectKey
 from syncflow.kube.leader import LeaderElector
-from syncflow.logs import configure_logging, log_event
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.linger import LingeringPublisher
 from syncflow.queue.service import QueueService
+from syncflow.util.health import HealthServer
+from syncflow.util.logs import configure_logging, log_event
 
 logger = logging.getLogger("syncflow.watch")
 
@@ -45,10 +44,17 @@ WatcherFactory = Callable[[Callable[[Iterable[ObjectKey], bool], None]], Watcher
 class WatchProcess:
     """Runs the mode's watcher while this replica leads the agent's Lease."""
 
-    def __init__(self, settings: Settings, lease_client: ApiClient, make_watcher: WatcherFactory) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        lease_client: ApiClient,
+        make_watcher: WatcherFactory,
+        service: QueueService,
+    ) -> None:
+        """``service``: the process's queue service, bound to ``settings`` (the app's, given by the
+        mode, so the engine never imports the app)."""
         self.settings = settings
         configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
-        service = tasks.runtime.service  # bound to ``settings`` by the caller
         # Events come one by one: the keys of a burst share messages (syncflow.queue.linger).
         self.publisher = LingeringPublisher(service.publisher)
         self.queue = QueueService(service.redis, settings, self.publisher, service.broker)

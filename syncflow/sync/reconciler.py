@@ -19,15 +19,15 @@ from typing import Any, NoReturn
 
 from kubernetes.client.exceptions import ApiException
 
-from syncflow import echoes, snapshots
 from syncflow.api.conditions import now
-from syncflow.keys import ObjectKey
+from syncflow.kube import echoes, snapshots
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
+from syncflow.mutation.base import MutationError
 from syncflow.queue.errors import PermanentError, RequeueAfter
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync import desired as desired_mod
 from syncflow.sync import filters, ownership, placement, state, transforms
 from syncflow.sync import metadata as md
@@ -36,11 +36,11 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
 from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.ownership import Owner, Reach, RefusedError
 from syncflow.sync.rule import IdentityPlacement, SyncRule
 from syncflow.templating import TemplateError
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.sync")
 
@@ -314,8 +314,8 @@ def _first_sync(s: Sync, obj: Obj) -> bool:
 
 
 def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
-    """The source object as its watch event (or its poll) delivered it (``syncflow.snapshots``), when
-    that is all a sync needs: a selected, live object's first sync, or any sync of a polled source.
+    """The source object as its watch event (or its poll) delivered it (``syncflow.kube.snapshots``),
+    when that is all a sync needs: a selected, live object's first sync, or any sync of a polled source.
     A first sync writes its finalizer next, conditional on the snapshot's resourceVersion, so a stale
     snapshot fails there (409, retried with a read) before anything is made from it. The copy of a
     polled source records the version it was made from, so the next poll finds a stale one and syncs
@@ -665,7 +665,7 @@ def _replace_status(s: Sync, key: ObjectKey, copy: Obj) -> None:
 
 def _delivered_copy(s: Sync, key: ObjectKey) -> Obj | None:
     """The copy of ``key`` as the target watch event that queued this status run carried it
-    (``syncflow.snapshots``), if that is what was delivered."""
+    (``syncflow.kube.snapshots``), if that is what was delivered."""
     snapshot = snapshots.current()
     if snapshot is None or snapshot.side != s.rule.target.endpoint:
         return None

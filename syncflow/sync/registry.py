@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from redis import Redis
 from redis.exceptions import WatchError
 
-from syncflow import ruleentries
+from syncflow.queue import ruleentries
 from syncflow.queue.layout import registry_key
 from syncflow.sync.rule import SyncRule
 
@@ -70,7 +70,7 @@ class RuleRegistry:
     def lookup(self, name: str) -> RuleEntry:
         """The current entry of rule ``name`` (read every time: a task never works with a rule that has
         changed since, e.g. a selector that now selects what it skipped). A task's first lookup of its
-        key's rule takes the entry its claim read a moment before (``syncflow.ruleentries``)."""
+        key's rule takes the entry its claim read a moment before (``syncflow.queue.ruleentries``)."""
         delivered, handed = ruleentries.take(name)
         raw: bytes | str | None = handed if delivered else self.redis.hget(self.key, name)
         if not raw:

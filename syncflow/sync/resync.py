@@ -24,10 +24,10 @@ from typing import Any
 
 from redis import Redis
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
-from syncflow.logs import log_event
+from syncflow.mutation.base import MutationError
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync import filters, state, transforms
 from syncflow.sync.desired import managed_content
@@ -35,10 +35,10 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import carries
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.rule import SyncRule
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.resync")
 

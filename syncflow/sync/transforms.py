@@ -3,7 +3,7 @@
 They run on a deep copy of the source object; the result is what the copy is built from *and* what
 the last-applied state records, so a field a transformation drops is never deleted on the target.
 Mutations (:class:`~syncflow.sync.rule.Mutate`) may read the other side's object: the existing copy,
-or a preview of it. They raise :class:`~syncflow.sync.mutation.base.MutationError` naming the step.
+or a preview of it. They raise :class:`~syncflow.mutation.base.MutationError` naming the step.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from syncflow.jsonvalues import deep_copy
+from syncflow.mutation.mutator import compiled
 from syncflow.sync import filters
 from syncflow.sync.metadata import KEEP_ANNOTATION
-from syncflow.sync.mutation.mutator import compiled
 from syncflow.sync.rule import Annotate, DropAnnotations, DropFields, Mutate, SetFields, SyncRule, Transform
+from syncflow.util.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncflow.api.conditions import set_condition
-from syncflow.keys import InvalidKeyError, ObjectKey
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.queue.keys import InvalidKeyError, ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.sync.keys import RELATED, STATUS, SYNC
 from syncflow.sync.ownership import CONFLICT_CAUSES

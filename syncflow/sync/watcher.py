@@ -13,9 +13,9 @@ import threading
 from typing import Any
 
 from syncflow.kube.watch import ResourceWatch
-from syncflow.logs import log_event
 from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.watches import WatchSet
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.watch")
 

@@ -7,10 +7,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
-from syncflow.logs import log_event
+from syncflow.queue.keys import ObjectKey
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.watch")
 

@@ -20,10 +20,9 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
-from syncflow.keys import ObjectKey
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.queue.errors import RequeueAfter, TransientError, classify, describe
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.workqueue import Outcome
 from syncflow.sync import reconciler
 from syncflow.sync import resync as resync_mod
@@ -35,6 +34,7 @@ from syncflow.sync.registry import RELEASED, RuleRegistry, needs_release
 from syncflow.sync.related.index import RelatedIndex
 from syncflow.sync.related.reconcile import release_related, release_rule, sync_related
 from syncflow.sync.rule import SyncRule
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.sync")
 

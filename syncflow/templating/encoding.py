@@ -1,5 +1,5 @@
 """sprig's hashes, base64/base32 and JSON functions, and api-syncagent's ``sha3sum``/``sha3short``/
-``shortHash``; JSON is Go's ``encoding/json`` (:mod:`syncflow.gojson`)."""
+``shortHash``; JSON is Go's ``encoding/json`` (:mod:`syncflow.gocompat.gojson`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from syncflow import gojson
+from syncflow.gocompat import gojson
 from syncflow.templating.errors import CallError
 from syncflow.templating.func import Func
 from syncflow.templating.values import Method, Struct

@@ -1,11 +1,11 @@
-"""sprig's regular-expression functions, with Go's RE2 semantics (:mod:`syncflow.goregexp`)."""
+"""sprig's regular-expression functions, with Go's RE2 semantics (:mod:`syncflow.gocompat.goregexp`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from syncflow.goregexp import Regexp, RegexpError, compile_regexp, quote_meta
+from syncflow.gocompat.goregexp import Regexp, RegexpError, compile_regexp, quote_meta
 from syncflow.templating.errors import CallError
 from syncflow.templating.func import Func
 

@@ -16,16 +16,16 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from syncflow import agentcli
 from syncflow.bootstrap import manifest
-from syncflow.bootstrap import workload as workload_bootstrap
-from syncflow.bootstrap.edge import EdgeBootstrap, pcluster_manifest
 from syncflow.bootstrap.manifest import Installation
 from syncflow.cli import main
 from syncflow.config import Settings
 from syncflow.modes.clusters.identity import SyncedType
 from syncflow.modes.clusters.manifest import syncer_manifest
+from syncflow.modes.edge.bootstrap import EdgeBootstrap, pcluster_manifest
+from syncflow.modes.workload import bootstrap as workload_bootstrap
 from syncflow.modes.workload.discovery import CRD_TYPE, TypeRef
+from syncflow.runtime import agentcli
 from tests.chart.rendering import (
     CHART,
     FULLNAME,

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from syncflow import agentcli
 from syncflow.cli import main
 from syncflow.config import ConfigError, Settings, load_settings
-from syncflow.durations import duration_seconds
+from syncflow.gocompat.durations import duration_seconds
+from syncflow.runtime import agentcli
 
 
 @pytest.mark.parametrize(

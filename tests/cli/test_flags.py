@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from syncflow import cliopts
 from syncflow.cli import main
 from syncflow.config import Settings
+from syncflow.runtime import cliopts
 
 SPECIAL = {
     "kubeconfig": "in-cluster",
@@ -67,7 +67,7 @@ def test_processes_that_talk_to_clusters_take_api_syncagents_flags(command: str)
 
 def test_api_syncagents_flag_forms_are_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     """As its Helm chart passes them: booleans with =true|false, comma lists, its log format names."""
-    from syncflow import cli
+    from syncflow.cli.main import commands as cli
 
     seen: list[Settings] = []
     settings_of = cli._settings

@@ -16,8 +16,8 @@ from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Failure, WorkQueue
 from syncflow.sync.rule import Resource

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from syncflow.demo import redis as demo_redis
+from syncflow.runtime import redis as demo_redis
 from tests.support.lines import LineReader
 from tests.support.scrape import scrape, value
 

@@ -12,10 +12,10 @@ from redis import Redis
 
 from syncflow.config import load_settings
 from syncflow.demo import launch
-from syncflow.demo import redis as demo_redis
-from syncflow.demo.stack import Stack
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
+from syncflow.runtime import redis as demo_redis
+from syncflow.runtime.stack import Stack
 from syncflow.tasks import CeleryPublisher, create_app
 from tests.queue import handlers  # registers the test verbs in this process too
 from tests.support.waiting import wait_for

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from syncflow.deadline import DeadlineExceededError, deadline
 from syncflow.kube.clients import for_url
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.errors import classify
 from syncflow.queue.workqueue import Outcome
+from syncflow.util.deadline import DeadlineExceededError, deadline
 from tests.kube.conftest import close_client
 from tests.support.devcluster import DevclusterProcess
 from tests.support.proxy import TcpProxy, tcp_proxy

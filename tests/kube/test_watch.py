@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from syncflow import echoes
+from syncflow.kube import echoes
 from syncflow.kube import watch as watch_module
 from syncflow.kube.bookmarks import MemoryBookmarks
 from syncflow.kube.clients import for_url

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import syncflow
 from syncflow.cli import main
-from syncflow.extras import MissingExtraError, missing_packages, require
+from syncflow.cli.extras import MissingExtraError, missing_packages, require
 
 # A distribution that declares extras: one satisfied (pydantic is installed), one not.
 FAKE_METADATA = """\

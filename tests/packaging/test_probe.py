@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from syncflow.health import HealthServer
 from syncflow.probe import check, probe_url
+from syncflow.util.health import HealthServer
 
 READY: dict[str, bool] = {}
 

@@ -10,8 +10,8 @@ import pytest
 
 from syncflow import tasks
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
 from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.registry import RuleRegistry
 from tests.support.publish_env import (
     CLEANUP,

@@ -3,10 +3,10 @@ snapshot never writes anything: the finalizer write conditional on its resourceV
 
 from __future__ import annotations
 
-from syncflow import snapshots
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
+from syncflow.kube import snapshots
 from syncflow.modes.publish import tasks as publish_tasks  # noqa: F401  (registers the publish verbs)
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
 from tests.support.publish_env import CLEANUP, Published, PublishEnv, cluster_of

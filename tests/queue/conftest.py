@@ -22,12 +22,12 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from syncflow.config import Settings, load_settings
-from syncflow.keys import ObjectKey
 from syncflow.queue.broker import message_keys
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import broker_prefix
+from syncflow.queue.redisclient import connect_redis
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
-from syncflow.redisclient import connect_redis
 from tests.queue.live import Live
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.redis import session_redis_url

@@ -13,8 +13,8 @@ import uuid
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError
+from syncflow.queue.keys import ObjectKey
 from syncflow.tasks import keyed_task, runtime
 
 

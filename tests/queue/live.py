@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from redis import Redis
 
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 
 if TYPE_CHECKING:

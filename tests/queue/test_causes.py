@@ -7,10 +7,10 @@ import pytest
 from redis import Redis
 
 from syncflow.config import Settings
-from syncflow.keys import ObjectKey
 from syncflow.queue import report
 from syncflow.queue.errors import PermanentError, TransientError
 from syncflow.queue.execute import Handler, run_keyed
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim

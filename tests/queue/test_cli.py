@@ -10,7 +10,7 @@ from redis import Redis
 
 from syncflow.cli import main
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Outcome
 from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, free_port, unique_agent

@@ -17,9 +17,9 @@ from redis import Redis
 from redis.cluster import RedisCluster
 
 from syncflow.config import Settings, load_settings
-from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmark, RedisBookmarks
 from syncflow.kube.refs import ObjectRef
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import (
     KEYED_QUEUES,
     QueueLayout,
@@ -28,9 +28,9 @@ from syncflow.queue.layout import (
     forget_agent,
     pump_last_key,
 )
+from syncflow.queue.redisclient import connect_redis
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
-from syncflow.redisclient import connect_redis
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.conftest import RedisServer, Sent, unique_agent
 from tests.queue.live import Live

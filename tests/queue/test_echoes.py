@@ -3,9 +3,9 @@ while the key was leased (on fakeredis[lua] and on the real Redis, see the fixtu
 
 from __future__ import annotations
 
-from syncflow import echoes
-from syncflow.keys import ObjectKey
+from syncflow.kube import echoes
 from syncflow.kube.refs import ObjectRef
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
 from tests.queue.conftest import Sent

@@ -17,9 +17,9 @@ import urllib3.exceptions
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.neterrors import describe
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, classify
 from syncflow.queue.workqueue import Outcome
+from syncflow.util.neterrors import describe
 
 _NO_POOL: Any = None
 

@@ -14,13 +14,13 @@ from prometheus_client import REGISTRY
 from redis import Redis
 
 from syncflow.config import Settings
-from syncflow.deadline import remaining
-from syncflow.keys import ObjectKey
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
 from syncflow.queue.execute import out_of_time, run_keyed, run_message, run_token, task_of
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Lane, Outcome
+from syncflow.util.deadline import remaining
 from tests.queue.conftest import Sent
 from tests.support.waiting import wait_for
 

@@ -11,11 +11,11 @@ import pytest
 from celery import Celery
 from redis import Redis
 
+from syncflow.app.schedule import BEAT_SCHEDULE, housekeeping_tasks
 from syncflow.config import Settings, load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import pump_last_key
 from syncflow.queue.service import QueueService
-from syncflow.schedule import BEAT_SCHEDULE, housekeeping_tasks
 from syncflow.tasks import CeleryPublisher, create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.conftest import REAL_REDIS_URL, Processes, delete_agent_keys, unique_agent

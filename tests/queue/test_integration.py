@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from syncflow.keys import ObjectKey
 from syncflow.queue.beat import WAITING_LIMIT
+from syncflow.queue.keys import ObjectKey
 from syncflow.tasks import create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.conftest import RedisServer

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.queue.keys import InvalidKeyError, ObjectKey
 
 _PART_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters="/%")
 parts = st.text(_PART_CHARS, min_size=1, max_size=40)

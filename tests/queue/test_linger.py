@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.linger import LingeringPublisher
 from tests.support.waiting import wait_for
 

@@ -14,11 +14,11 @@ import pytest
 from redis import Redis
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
+from syncflow.queue.redisclient import connect_redis
 from syncflow.queue.scripts import Scripts
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Lane, Outcome, RunEnd, WorkQueue
-from syncflow.redisclient import connect_redis
 from tests.queue.conftest import Sent, delete_agent_keys
 from tests.support.proxy import TcpProxy, tcp_proxy
 from tests.support.redis import session_redis_url

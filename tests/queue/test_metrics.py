@@ -15,7 +15,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from redis import Redis
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CELERY_QUEUES
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app

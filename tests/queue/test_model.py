@@ -26,8 +26,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from redis import Redis
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
 from syncflow.queue.broker import Found, ScanStep
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome
 from tests.queue.conftest import Sent, delete_agent_keys

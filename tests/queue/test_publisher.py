@@ -7,8 +7,8 @@ import json
 from redis import Redis
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
 from syncflow.queue.broker import message_keys
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import broker_prefix
 from syncflow.tasks import KEYS_PER_MESSAGE, CeleryPublisher, create_app
 from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, unique_agent

@@ -10,9 +10,9 @@ import pytest
 from redis import Redis
 
 from syncflow.config import Settings, load_settings
-from syncflow.keys import ObjectKey
 from syncflow.queue import report
 from syncflow.queue.broker import message_keys
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import pump_lock_key
 from syncflow.queue.pump import PumpTotals
 from syncflow.queue.service import QueueService

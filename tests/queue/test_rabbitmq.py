@@ -16,8 +16,8 @@ import pytest
 from amqp.exceptions import PreconditionFailed
 from kombu import Connection
 
-from syncflow.keys import ObjectKey
 from syncflow.queue.broker import AmqpBroker
+from syncflow.queue.keys import ObjectKey
 from syncflow.tasks import create_app
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.live import Live, assert_never_overlaps

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
 from tests.queue.conftest import RedisServer
 from tests.queue.live import Live

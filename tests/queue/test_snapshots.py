@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from syncflow import echoes, snapshots
-from syncflow.keys import ObjectKey
+from syncflow.kube import echoes, snapshots
 from syncflow.kube.refs import ObjectRef
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
 

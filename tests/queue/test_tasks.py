@@ -12,7 +12,7 @@ from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import Settings, load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.workqueue import Outcome
 from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, unique_agent
 

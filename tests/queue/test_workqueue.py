@@ -11,14 +11,14 @@ from redis import Redis
 from redis.crc import key_slot
 
 from syncflow.config import Settings, load_settings
-from syncflow.deadline import DeadlineExceededError, deadline
-from syncflow.keys import ObjectKey
 from syncflow.queue.celeryconf import celery_config
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import QueueLayout
 from syncflow.queue.runtime import Runtime
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Lane, Outcome, RunEnd, WorkQueue
 from syncflow.sync.registry import RuleRegistry
+from syncflow.util.deadline import DeadlineExceededError, deadline
 from tests.queue.conftest import Sent
 from tests.queue.due import SLACK, is_due_at, timed
 from tests.support.waiting import wait_for

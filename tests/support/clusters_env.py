@@ -19,10 +19,10 @@ from redis import Redis
 
 from syncflow.api import cluster as cluster_api
 from syncflow.api.crdgen import crd
-from syncflow.demo.stack import free_port
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
+from syncflow.runtime.stack import free_port
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.redis import session_redis_url

@@ -20,10 +20,10 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
-from syncflow.demo.stack import free_port
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
+from syncflow.runtime.stack import free_port
 from syncflow.sync.naming import sha1_hex
 from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
 from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses

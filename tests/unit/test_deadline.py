@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from syncflow.deadline import DeadlineExceededError, deadline, remaining, request_timeout
+from syncflow.util.deadline import DeadlineExceededError, deadline, remaining, request_timeout
 
 
 def test_without_a_deadline_timeouts_are_unchanged() -> None:

@@ -1,10 +1,10 @@
-"""Deep copies of JSON values (``syncflow.jsonvalues``)."""
+"""Deep copies of JSON values (``syncflow.util.jsonvalues``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 
 def test_a_copy_is_equal_and_shares_nothing() -> None:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from syncflow.logs import configure_logging, log_event
+from syncflow.util.logs import configure_logging, log_event
 
 
 def test_json_lines_carry_event_fields_and_agent(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,12 +13,12 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, Counter
 
 from syncflow.config import ConfigError, load_settings
-from syncflow.keys import ObjectKey
 from syncflow.metrics import celery as celery_metrics
 from syncflow.metrics import multiprocess, record
 from syncflow.metrics.exposition import AgentLabel
 from syncflow.metrics.queue import QueueCollector
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.registry import register_verb
 from syncflow.sync.reconciler import Sync
 from syncflow.sync.rule import Resource, Side, SyncRule

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from syncflow.api.publishedresource import MutationSpec, PublishedResource, PublishedResourceError
-from syncflow.sync.mutation import paths
-from syncflow.sync.mutation.base import Context, MutationError
-from syncflow.sync.mutation.cel import CEL
-from syncflow.sync.mutation.delete import Delete
-from syncflow.sync.mutation.mutator import compiled
-from syncflow.sync.mutation.regex import Regex
-from syncflow.sync.mutation.template import Template
+from syncflow.mutation import paths
+from syncflow.mutation.base import Context, MutationError
+from syncflow.mutation.cel import CEL
+from syncflow.mutation.delete import Delete
+from syncflow.mutation.mutator import compiled
+from syncflow.mutation.regex import Regex
+from syncflow.mutation.template import Template
 
 CRONTAB: dict[str, Any] = {
     "apiVersion": "kcp.example.com/v1",

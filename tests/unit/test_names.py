@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from syncflow import names
 from syncflow.devcluster.errors import FieldError
 from syncflow.devcluster.meta_validation import validate_object_meta
+from syncflow.util import names
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "

@@ -9,8 +9,8 @@ from typing import Any
 import fakeredis
 import pytest
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.related.index import EVERY, IndexedObject, RelatedIndex, object_id
 from syncflow.sync.related.watches import RelatedEvents, related_sides
 from syncflow.sync.rule import Locator, Related, RelatedWatch, Resource, Side, SyncRule

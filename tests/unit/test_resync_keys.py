@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.resync import keys_needing_work
 from syncflow.sync.rule import Resource, Selector, Side, SyncRule
 from tests.support.copies import copy_of

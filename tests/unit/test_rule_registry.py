@@ -9,10 +9,10 @@ import re
 import fakeredis
 import pytest
 
-from syncflow import ruleentries
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue import ruleentries
 from syncflow.queue.errors import RequeueAfter, TransientError
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.leases import rules_with_leases
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService

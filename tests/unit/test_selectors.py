@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from syncflow.selectors import FieldSelector, LabelSelector, Op, Requirement, SelectorError
+from syncflow.util.selectors import FieldSelector, LabelSelector, Op, Requirement, SelectorError
 
 LABELS = {"app": "web", "tier": "front", "env": "prod"}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncflow.selectors import LabelSelector
 from syncflow.sync import metadata as md
 from syncflow.sync.desired import (
     build_desired,
@@ -15,6 +14,7 @@ from syncflow.sync.desired import (
     strip,
 )
 from syncflow.sync.naming import sha1_hex
+from syncflow.util.selectors import LabelSelector
 
 NAME_HASH = "c346c8ceb5d104cc783d09b95e8ea7032c190948"
 

@@ -11,9 +11,9 @@ import pytest
 
 from syncflow.api.publishedresource import PublishedResource
 from syncflow.modes.publish.rules import mutate_of
+from syncflow.mutation.base import MutationError
 from syncflow.sync.desired import build_desired, managed_content, preview
 from syncflow.sync.merge import three_way_patch
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.registry import RuleEntry
 from syncflow.sync.rule import Mutate, Resource, Side, SyncRule, Transform
 from syncflow.sync.transforms import apply, mutate_status

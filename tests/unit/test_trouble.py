@@ -8,7 +8,7 @@ import fakeredis
 import pytest
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Outcome

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncflow.truncate import truncate, truncate_lines
+from syncflow.util.truncate import truncate, truncate_lines
 
 
 def test_short_text_is_unchanged() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from syncflow.config import load_settings
-from syncflow.keys import ObjectKey
 from syncflow.modes.workload import tasks as workload_tasks  # noqa: F401  (registers the sync verbs)
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from tests.support.devcluster import Kubectl
 from tests.support.kcp import bind_compute

@@ -33,7 +33,7 @@ from syncflow.devcluster.kcp.tenancy import ROOT, Tenancy
 from syncflow.devcluster.kcp.types import APIS, schema_group_resource, schema_resource_type
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 IDENTITY_NAMESPACE = "kcp-system"
 SKIP_SLICE_ANNOTATION = "apiexports.apis.kcp.io/skip-endpointslice"

@@ -23,8 +23,8 @@ from syncflow.devcluster import errors
 from syncflow.devcluster.crud import Objects, Target, now_rfc3339
 from syncflow.devcluster.kcp import conditions
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
-from syncflow.logs import log_event
+from syncflow.util.jsonvalues import deep_copy
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.devcluster")
 

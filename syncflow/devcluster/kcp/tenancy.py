@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from syncflow import names
 from syncflow.devcluster import errors
 from syncflow.devcluster.crud import Objects, Target, now_rfc3339
 from syncflow.devcluster.errors import FieldError
@@ -17,7 +16,8 @@ from syncflow.devcluster.kcp.types import CORE, TENANCY
 from syncflow.devcluster.lifecycle import Lifecycle
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util import names
+from syncflow.util.jsonvalues import deep_copy
 
 ROOT = "root"
 LOGICAL_CLUSTER_NAME = "cluster"

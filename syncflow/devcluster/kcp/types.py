@@ -13,7 +13,7 @@ from typing import Any
 
 from syncflow.api import crdgen, synctarget
 from syncflow.devcluster.resources import BUILTIN_TYPES, ResourceType, crd_resource_type
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 Obj = dict[str, Any]
 

@@ -10,7 +10,7 @@ from syncflow.devcluster.errors import StatusError
 from syncflow.devcluster.registry import Registry
 from syncflow.devcluster.resources import ResourceType
 from syncflow.devcluster.store import Obj
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.devcluster.simulate")
 

@@ -16,7 +16,7 @@ from syncflow.devcluster.simulate.pods import (
     without_zeros,
 )
 from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 REVISION_LABEL = "controller-revision-hash"
 

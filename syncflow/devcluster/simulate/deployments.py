@@ -15,7 +15,7 @@ from syncflow.devcluster.simulate.pods import template_hash, without_zeros
 from syncflow.devcluster.simulate.replicasets import desired_replicas
 from syncflow.devcluster.simulate.workloads import WorkloadController, controlled
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"

@@ -13,7 +13,7 @@ from syncflow.devcluster.simulate.owners import OwnerIndex, owner_reference
 from syncflow.devcluster.simulate.pods import is_active, is_ready
 from syncflow.devcluster.simulate.workloads import controlled, selects
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 MAX_ENDPOINTS = 1000
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"

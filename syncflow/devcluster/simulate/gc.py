@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.owners import OwnerIndex, Ref, owner_references
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"

@@ -12,7 +12,7 @@ from syncflow.devcluster.simulate.conditions import is_true, set_condition
 from syncflow.devcluster.simulate.pods import count, pod_from_template
 from syncflow.devcluster.simulate.workloads import WorkloadController, controlled_pods
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 _DONE_MESSAGE = "Reached expected number of succeeded pods"
 

@@ -12,7 +12,7 @@ from syncflow.devcluster.simulate.nodes import NODE_IP, POD_CIDR
 from syncflow.devcluster.simulate.owners import controller_of
 from syncflow.devcluster.simulate.pods import phase
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 _POD_NETWORK = ipaddress.IPv4Network(POD_CIDR)
 _RUNNING_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
-from syncflow.logs import log_event
+from syncflow.util.jsonvalues import deep_copy
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.devcluster.simulate")
 

@@ -10,7 +10,7 @@ import orjson
 from syncflow.devcluster.simulate.conditions import is_true
 from syncflow.devcluster.simulate.owners import owner_reference
 from syncflow.devcluster.store import Obj
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet of kube's generated name suffixes
 

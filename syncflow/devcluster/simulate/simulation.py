@@ -31,7 +31,7 @@ from syncflow.devcluster.simulate.statefulsets import StatefulSets
 from syncflow.devcluster.simulate.workloads import selects
 from syncflow.devcluster.simulate.workqueue import WorkQueue
 from syncflow.devcluster.store import Obj
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.devcluster.simulate")
 

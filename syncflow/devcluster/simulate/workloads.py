@@ -8,7 +8,7 @@ from syncflow.devcluster.simulate.api import Api
 from syncflow.devcluster.simulate.config import SimulationConfig
 from syncflow.devcluster.simulate.owners import OwnerIndex, controlled_by
 from syncflow.devcluster.store import Obj
-from syncflow.selectors import LabelSelector
+from syncflow.util.selectors import LabelSelector
 
 
 class WorkloadController:

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Hashable
 
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.devcluster.simulate")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli, cliopts
+from syncflow.runtime import agentcli, cliopts
 
 
 def _resources(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str] | None:

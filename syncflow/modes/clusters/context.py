@@ -156,4 +156,4 @@ def watch_process(settings: Settings) -> WatchProcess:
         central = settings.only_cluster is None
         return ClustersWatcher(workspace.api, rules, manager, enqueue, bookmarks, central=central)
 
-    return WatchProcess(settings, lease, build)
+    return WatchProcess(settings, lease, build, tasks.runtime.service)

@@ -23,17 +23,17 @@ from syncflow.api.cluster import PATH, ReadyReason
 from syncflow.api.conditions import find, now, set_condition
 from syncflow.kube.addresses import RefusedAddressError
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.identity import CLEANUP_FINALIZER, SyncedType, endpoint
 from syncflow.modes.clusters.rules import ClustersRules, pulled
-from syncflow.neterrors import failure_kind, status_text
 from syncflow.queue.service import QueueService
 from syncflow.sync import trouble
 from syncflow.sync.endpoints import EndpointError
 from syncflow.sync.reconciler import Obj, get_or_none
 from syncflow.sync.rule import SyncRule
 from syncflow.sync.worker import RuleWorker
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import failure_kind, status_text
 
 logger = logging.getLogger("syncflow.clusters")
 

@@ -29,11 +29,11 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
 from syncflow.kube.schema_compat import Verdict, judge, offered_spec, version_schema
 from syncflow.kube.schema_lcd import lowest_common, narrowed
-from syncflow.logs import log_event
 from syncflow.modes.clusters.identity import NEGOTIATED_LABEL, SyncedType, endpoint
 from syncflow.queue.errors import TransientError, describe
 from syncflow.sync.endpoints import ClientCache
 from syncflow.sync.reconciler import get_or_none
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.clusters")
 

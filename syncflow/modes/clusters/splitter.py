@@ -22,11 +22,11 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.api.cluster import PATH
 from syncflow.api.conditions import is_true, set_condition
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi, resource_path
-from syncflow.logs import log_event
 from syncflow.modes.clusters.identity import CLUSTER_LABEL, DEPLOYMENTS, SPLIT_ANNOTATION, shard_name
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.reconciler import get_or_none, object_not_found
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.clusters")
 

@@ -20,12 +20,12 @@ import time
 
 from syncflow.api.cluster import PATH
 from syncflow.api.conditions import now
-from syncflow.keys import ObjectKey
 from syncflow.modes.clusters import negotiation, waiting
 from syncflow.modes.clusters.context import ClustersContext, clusters_context
 from syncflow.modes.clusters.identity import SyncedType
 from syncflow.modes.clusters.splitter import split_key
 from syncflow.modes.clusters.watcher import cluster_key, crd_key
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE, agent_prefix
 from syncflow.tasks import app, keyed_task, periodic_task, runtime
 

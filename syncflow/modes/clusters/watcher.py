@@ -16,13 +16,13 @@ from kubernetes.client import ApiClient
 
 from syncflow.api.cluster import PATH
 from syncflow.api.conditions import find
-from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.modes.clusters.identity import CLUSTER_LABEL, DEPLOYMENTS, SyncedType
 from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.modes.clusters.splitter import controller_of, split_key
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.watcher import TermWatcher
 from syncflow.sync.watches import RESYNC, Enqueue, KeyHandler

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli, cliopts
+from syncflow.runtime import agentcli, cliopts
 
 
 @click.group("edge", invoke_without_command=True)
@@ -68,8 +68,8 @@ def bootstrap(
 ) -> None:
     """Register edge syncer NAME in its mailbox workspace (an EdgeSyncConfig NAME, the syncer's account)
     and write the manifest that runs it in the p-cluster (KubeStellar's 'kubectl kcp workload edge-sync')."""
-    from syncflow.bootstrap import edge as edge_bootstrap
     from syncflow.bootstrap import manifest
+    from syncflow.modes.edge import bootstrap as edge_bootstrap
 
     options = edge_bootstrap.EdgeBootstrap(
         name, workspace, kcp_namespace, namespace, image or manifest.IMAGE, workers

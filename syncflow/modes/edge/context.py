@@ -11,7 +11,6 @@ from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.keys import ObjectKey
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
@@ -21,6 +20,7 @@ from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRule
 from syncflow.modes.edge.status import EdgeConfigs
 from syncflow.modes.edge.watcher import EdgeWatcher
 from syncflow.queue.budget import RequestBudget
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -105,4 +105,4 @@ def watch_process(settings: Settings) -> WatchProcess:
         manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         return EdgeWatcher(endpoints.mailbox.api, manager, enqueue, bookmarks, config_key(mailbox))
 
-    return WatchProcess(settings, pcluster, build)
+    return WatchProcess(settings, pcluster, build, tasks.runtime.service)

@@ -20,10 +20,10 @@ from syncflow.api.edgesyncconfig import Conversion, EdgeSyncConfig, ResourceSele
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.edge.merge import CRD_GROUP_KIND, Merged, Selection, TypeKey, merge, type_of
 from syncflow.queue.errors import TransientError
-from syncflow.selectors import LabelSelector
 from syncflow.sync.discovery import find_resource
 from syncflow.sync.registry import RuleEntry
 from syncflow.sync.rule import IdentityPlacement, Resource, Selector, SelectorTerm, SetFields, Side, SyncRule
+from syncflow.util.selectors import LabelSelector
 
 Obj = dict[str, Any]
 KCP = "kcp"

@@ -11,13 +11,13 @@ from typing import Any
 from syncflow.api.conditions import set_condition
 from syncflow.api.edgesyncconfig import EdgeSyncConfig
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.modes.edge.merge import merge
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, EdgeRules
 from syncflow.queue.service import QueueService
 from syncflow.sync import owners, trouble
 from syncflow.sync.rule import SyncRule
 from syncflow.sync.worker import RuleWorker
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.edge")
 

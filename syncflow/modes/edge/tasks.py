@@ -5,8 +5,8 @@ lives, the release of what it selected once deleted), on every config change and
 
 from __future__ import annotations
 
-from syncflow.keys import ObjectKey
 from syncflow.modes.edge.context import config_key, edge_context
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE
 from syncflow.tasks import keyed_task, periodic_task, runtime
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.watcher import TermWatcher
 from syncflow.sync.watches import Enqueue, KeyHandler

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli, cliopts
+from syncflow.runtime import agentcli, cliopts
 
 
 @click.command("publish")
@@ -27,7 +27,7 @@ def publish(
 
     def check() -> None:
         from syncflow.config import ConfigError
-        from syncflow.preflight import check_endpoint_slice
+        from syncflow.modes.publish.endpoint import check_endpoint_slice
 
         if not settings.apiexportendpointslice_ref:
             raise ConfigError("--apiexportendpointslice-ref is required in publish mode")

@@ -13,7 +13,7 @@ from syncflow.kube.clients import cluster_client, for_cluster, kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
 from syncflow.modes.publish.clients import PublishEndpoints
-from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
+from syncflow.modes.publish.endpoint import ExportEndpoint, check_endpoint_slice, resolve
 from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
 from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules, RuleSettings, release_rule
 from syncflow.modes.publish.watcher import PublishWatcher
@@ -95,6 +95,11 @@ def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) 
     return publish_context(settings, redis, budget).worker
 
 
+def preflight(settings: Settings) -> None:
+    """Publish mode's start-up check (``syncflow.app.modes.preflight``): the endpoint slice resolves."""
+    check_endpoint_slice(settings)
+
+
 def watch_process(settings: Settings) -> WatchProcess:
     """``syncflow watch`` in publish mode: the Lease and the watches live in the service cluster."""
     ref = slice_ref(settings)
@@ -110,4 +115,4 @@ def watch_process(settings: Settings) -> WatchProcess:
         manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         return PublishWatcher(kcp, service, rules, endpoints, manager, enqueue, bookmarks)
 
-    return WatchProcess(settings, service, build)
+    return WatchProcess(settings, service, build, tasks.runtime.service)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from syncflow import gojson
+from syncflow.gocompat import gojson
 
 
 class _Struct(dict[str, Any]):

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
 
-from syncflow.kube.clients import for_cluster
+from syncflow.config import Settings
+from syncflow.kube.clients import for_cluster, kcp_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
+from syncflow.runtime.preflight import PreflightError
 
 Obj = dict[str, Any]
 APIS = "/apis/apis.kcp.io/v1alpha1"
@@ -51,3 +54,17 @@ def resolve(kcp: ApiClient, slice_ref: str) -> ExportEndpoint:
 def export_client(kcp: ApiClient, export_path: str) -> JsonApi:
     """A client for the workspace that holds the APIExport."""
     return JsonApi(for_cluster(kcp, export_path))
+
+
+def check_endpoint_slice(settings: Settings) -> None:
+    """Start-up check (``syncflow.runtime.preflight``): the APIExportEndpointSlice and its APIExport
+    resolve (api-syncagent exits when they do not), so a wrong ``--apiexportendpointslice-ref`` is one
+    line at start, not a retry loop."""
+    ref = settings.apiexportendpointslice_ref or ""
+    try:
+        resolve(kcp_client(settings), ref)
+    except ApiException as exc:
+        raise PreflightError(
+            f"failed to resolve APIExportEndpointSlice {ref!r} in the workspace of --kcp-kubeconfig "
+            f"(--apiexportendpointslice-ref): {exc.status} {exc.reason}"
+        ) from None

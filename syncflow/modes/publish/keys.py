@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from syncflow.keys import ObjectKey
+from syncflow.queue.keys import ObjectKey
 
 SERVICE_CLUSTER = "service"
 

@@ -18,12 +18,12 @@ from syncflow.api.conditions import set_condition
 from syncflow.api.publishedresource import PublishedResource, PublishedResourceError
 from syncflow.kube import schemas
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.modes.publish import apiexport, projection, source
 from syncflow.modes.publish.projection import ProjectionError
 from syncflow.sync.metadata import AGENT_LABEL
 from syncflow.sync.naming import NamingRule
 from syncflow.templating import TemplateError
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.publish")
 

@@ -18,7 +18,6 @@ from syncflow.api.publishedresource import (
     RegularExpression,
     RelatedResource,
 )
-from syncflow.selectors import LabelSelector
 from syncflow.sync.rule import (
     Locator,
     RegexRewrite,
@@ -28,6 +27,7 @@ from syncflow.sync.rule import (
     Resource,
     Rewrite,
 )
+from syncflow.util.selectors import LabelSelector
 
 Obj = dict[str, Any]
 Discovery = Callable[[str], Obj]

@@ -24,7 +24,6 @@ from syncflow.modes.publish import source
 from syncflow.modes.publish.endpoint import ExportEndpoint
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES, SCHEMAS
 from syncflow.modes.publish.related import RelatedNotServedError, related_resources
-from syncflow.selectors import LabelSelector
 from syncflow.sync.registry import RuleEntry
 from syncflow.sync.rule import (
     Mutate,
@@ -36,6 +35,7 @@ from syncflow.sync.rule import (
     SyncRule,
     Transform,
 )
+from syncflow.util.selectors import LabelSelector
 
 Obj = dict[str, Any]
 KCP = "kcp"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 
-from syncflow.keys import ObjectKey
-from syncflow.logs import log_event
 from syncflow.modes.publish.context import PublishContext, publish_context
 from syncflow.modes.publish.keys import export_key
 from syncflow.modes.publish.reconcile import (
@@ -15,8 +13,10 @@ from syncflow.modes.publish.reconcile import (
     reconcile_export,
     reconcile_projection,
 )
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync import trouble
 from syncflow.tasks import keyed_task, periodic_task, runtime
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.publish")
 

@@ -14,23 +14,23 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from syncflow.keys import ObjectKey
 from syncflow.kube import schemas
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.modes.publish import keys
 from syncflow.modes.publish.clients import PublishEndpoints
 from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import PUBLISHED_RESOURCES
 from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.orchestration import SyncManager
 from syncflow.sync.watcher import TermWatcher
 from syncflow.sync.watches import Enqueue, KeyHandler
 from syncflow.sync.worker import FORBIDDEN
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.publish")
 

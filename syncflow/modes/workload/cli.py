@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from syncflow import agentcli, cliopts
+from syncflow.runtime import agentcli, cliopts
 
 
 def _listed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -102,7 +102,7 @@ def sync(
     """Create (or update) SyncTarget NAME and its syncer's account in a kcp workspace, and write the
     manifest that runs the syncer in the physical cluster (kcp's 'kubectl kcp workload sync')."""
     from syncflow.bootstrap import manifest
-    from syncflow.bootstrap import workload as bootstrap
+    from syncflow.modes.workload import bootstrap
 
     options = bootstrap.WorkloadSync(
         name,

@@ -11,7 +11,6 @@ from redis import Redis
 
 from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.keys import ObjectKey
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
@@ -22,6 +21,7 @@ from syncflow.modes.workload.rules import WorkloadRules, Workspace
 from syncflow.modes.workload.status import StatusWriter
 from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync import trouble
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
@@ -144,4 +144,4 @@ def watch_process(settings: Settings) -> WatchProcess:
         keys = [control_key("synctarget", workspace)]
         return WorkloadWatcher(endpoints.workspace.api, workspace, manager, enqueue, bookmarks, keys)
 
-    return WatchProcess(settings, physical, build)
+    return WatchProcess(settings, physical, build, tasks.runtime.service)

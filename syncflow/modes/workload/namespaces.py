@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from redis import Redis
 
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.modes.workload.rules import Workspace
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync.metadata import AGENT_LABEL
 from syncflow.sync.rule import NamespaceMapping, Resource
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.workload")
 

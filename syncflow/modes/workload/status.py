@@ -22,13 +22,13 @@ from redis import Redis
 from syncflow.api.conditions import now, set_condition
 from syncflow.api.synctarget import SyncTarget
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
 from syncflow.metrics import record as metrics
 from syncflow.modes.workload import discovery, target
 from syncflow.modes.workload.rules import Workspace
 from syncflow.queue.errors import RequeueAfter, describe
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync import trouble
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.workload")
 

@@ -10,9 +10,9 @@ mapped namespaces that are empty and gone upstream.
 
 from __future__ import annotations
 
-from syncflow.keys import ObjectKey
 from syncflow.modes.workload import namespaces
 from syncflow.modes.workload.context import WorkloadContext, control_key, workload_context
+from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE
 from syncflow.sync import owners
 from syncflow.tasks import keyed_task, periodic_task, runtime

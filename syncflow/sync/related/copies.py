@@ -12,14 +12,13 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
+from syncflow.mutation.mutator import compiled
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync import state
 from syncflow.sync.desired import managed_content, preview
 from syncflow.sync.events import record_event
 from syncflow.sync.merge import three_way_patch
-from syncflow.sync.mutation.mutator import compiled
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.reconciler import (
     Sync,
@@ -29,6 +28,7 @@ from syncflow.sync.reconciler import (
 )
 from syncflow.sync.related.resolve import Found
 from syncflow.sync.rule import Related, Resource
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.sync")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from redis import Redis
 
-from syncflow.keys import InvalidKeyError, ObjectKey
+from syncflow.queue.keys import InvalidKeyError, ObjectKey
 from syncflow.queue.layout import agent_prefix
 from syncflow.sync.rule import Resource
 

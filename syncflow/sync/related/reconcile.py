@@ -20,14 +20,13 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import resource_path
-from syncflow.logs import log_event
+from syncflow.mutation.base import MutationError
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, describe
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync import state, transforms
 from syncflow.sync.desired import managed_content
 from syncflow.sync.metadata import RELATED_RESOURCES_ANNOTATION_PREFIX
-from syncflow.sync.mutation.base import MutationError
 from syncflow.sync.reconciler import (
     WAIT_FOR_DELETION,
     Sync,
@@ -43,6 +42,7 @@ from syncflow.sync.related.copies import RelatedRun, sync_copy
 from syncflow.sync.related.index import EVERY, IndexedObject, RelatedIndex, object_id
 from syncflow.sync.related.resolve import MAX_OBJECTS, Found, Primaries, Resolution, ResolveError, resolve
 from syncflow.sync.rule import Related
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.sync")
 

@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syncflow.goregexp import RegexpError, compile_regexp
-from syncflow.selectors import LabelSelector, SelectorError
-from syncflow.sync.mutation import gjson, paths
-from syncflow.sync.mutation.base import MutationError
+from syncflow.gocompat.goregexp import RegexpError, compile_regexp
+from syncflow.mutation import gjson, paths
+from syncflow.mutation.base import MutationError
 from syncflow.sync.naming import RENDER_LIMIT
 from syncflow.sync.rule import Locator, RegexRewrite, Related, RelatedSelector, Rewrite
 from syncflow.templating import Struct, Template, TemplateError, compile_template
+from syncflow.util.selectors import LabelSelector, SelectorError
 
 Obj = dict[str, Any]
 Lister = Callable[[str, str], list[Obj]]

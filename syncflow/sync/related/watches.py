@@ -14,9 +14,8 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.refs import ObjectRef
-from syncflow.logs import log_event
+from syncflow.queue.keys import ObjectKey
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, key_for, owner_ref
 from syncflow.sync.metadata import AGENT_LABEL
@@ -25,6 +24,7 @@ from syncflow.sync.related.index import EVERY, RelatedIndex, object_id
 from syncflow.sync.related.resolve import MAX_OBJECTS
 from syncflow.sync.rule import Related, Resource, SyncRule
 from syncflow.sync.watches import Enqueue
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.watch")
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from redis import Redis
 
-from syncflow.keys import ObjectKey
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
+from syncflow.queue.keys import ObjectKey
 from tests.conformance.harness import (
     CONFIGMAPS,
     DEADLINE,

@@ -16,7 +16,7 @@ from typing import Any
 from syncflow.devcluster.crud import Objects, Target
 from syncflow.devcluster.kcp.tenancy import ROOT, Tenancy
 from syncflow.devcluster.registry import Registry
-from syncflow.jsonvalues import deep_copy
+from syncflow.util.jsonvalues import deep_copy
 
 DATA_FILE = "kube-1.24.json"
 PATH = "root:compute"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from syncflow.config import Settings
-from syncflow.queue.beat import BoundedScheduler
-from syncflow.tasks import app, bind
+from syncflow.queue.beat import bounded_scheduler
+from syncflow.tasks import app, bind, runtime
 
 
 def run_worker(
@@ -19,7 +19,7 @@ def run_worker(
     hostname: str | None = None,
 ) -> None:
     """Run a prefork Celery worker consuming ``queues`` (blocks until shutdown)."""
-    from syncflow import worker_health
+    from syncflow.runtime import worker_health
 
     bind(settings)
     worker_health.observe(settings)
@@ -41,4 +41,5 @@ def run_beat(settings: Settings, *, schedule: str, loglevel: str = "INFO") -> No
 
     bind(settings)
     exposition.serve(settings, "beat")
-    app.Beat(schedule=schedule, loglevel=loglevel, max_interval=5, scheduler=BoundedScheduler).run()
+    scheduler = bounded_scheduler(lambda: runtime.service.broker)
+    app.Beat(schedule=schedule, loglevel=loglevel, max_interval=5, scheduler=scheduler).run()

@@ -14,11 +14,11 @@ from celery import signals
 from redis import RedisError
 
 from syncflow.config import Settings
-from syncflow.health import HealthServer
-from syncflow.logs import log_event
 from syncflow.metrics import celery as celery_metrics
 from syncflow.metrics import multiprocess
-from syncflow.redisclient import connect_redis
+from syncflow.queue.redisclient import connect_redis
+from syncflow.util.health import HealthServer
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.worker")
 

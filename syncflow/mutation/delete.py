@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from syncflow.sync.mutation import paths
-from syncflow.sync.mutation.base import Context, Obj
+from syncflow.mutation import paths
+from syncflow.mutation.base import Context, Obj
 
 
 class Delete:

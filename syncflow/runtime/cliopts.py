@@ -24,7 +24,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         """Seconds in ``value``; a usage error naming the flag otherwise."""
-        from syncflow.durations import duration_seconds
+        from syncflow.gocompat.durations import duration_seconds
 
         try:
             seconds = float(value) if isinstance(value, int | float) else duration_seconds(str(value))

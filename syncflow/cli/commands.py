@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from syncflow import __version__, cliopts
+from syncflow import __version__
 from syncflow.demo import MODES as DEMO_MODES
 from syncflow.modes.clusters.cli import clusters as clusters_command
 from syncflow.modes.edge.cli import edge as edge_command
 from syncflow.modes.publish.cli import publish as publish_command
 from syncflow.modes.workload.cli import workload as workload_command
 from syncflow.queue.layout import CELERY_QUEUES
+from syncflow.runtime import cliopts
 
 if TYPE_CHECKING:
     from syncflow.config import Settings
@@ -33,7 +34,7 @@ def main() -> None:
 
 
 def _require_extra(extra: str, command: str) -> None:
-    from syncflow.extras import MissingExtraError, require
+    from syncflow.cli.extras import MissingExtraError, require
 
     try:
         require(extra, command)
@@ -210,9 +211,9 @@ def _settings(
 
 
 def _preflight(settings: Settings, role: str) -> None:
-    """Fail at once with one line when a setting cannot work (see syncflow.preflight)."""
-    from syncflow.logs import configure_logging
-    from syncflow.preflight import PreflightError, check
+    """Fail at once with one line when a setting cannot work (see syncflow.runtime.preflight)."""
+    from syncflow.runtime.preflight import PreflightError, check
+    from syncflow.util.logs import configure_logging
 
     configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
     try:
@@ -236,8 +237,8 @@ def _reports_unreachable_redis(command: Callable[..., None]) -> Callable[..., No
         from redis.exceptions import ConnectionError, TimeoutError
 
         from syncflow import tasks
-        from syncflow.neterrors import display_url, network_reason
         from syncflow.queue.broker import BrokerUnavailableError
+        from syncflow.util.neterrors import display_url, network_reason
 
         try:
             command(**kwargs)
@@ -367,7 +368,7 @@ def worker(
     **flags: Any,
 ) -> None:
     """Run a Celery worker for syncflow's keyed tasks (checks Redis and both clusters first)."""
-    from syncflow.queue.processes import run_worker
+    from syncflow.runtime.processes import run_worker
 
     settings = _settings(config_file, **flags)
     if settings.metrics_address:  # before any metric exists: the preflight's requests count already
@@ -402,8 +403,8 @@ def beat(schedule: str | None, loglevel: str | None, config_file: str | None, **
     """Run Celery beat: the queue pump every second (safe to run twice)."""
     from pathlib import Path
 
-    from syncflow.paths import beat_schedule
-    from syncflow.queue.processes import run_beat
+    from syncflow.runtime.processes import run_beat
+    from syncflow.util.paths import beat_schedule
 
     settings = _settings(config_file, **flags)
     _preflight(settings, "beat")
@@ -458,7 +459,7 @@ def crds(apply_: bool, kubeconfig: str | None, context: str | None, timeout: flo
 @cliopts.log_debug
 def watch(config_file: str | None, **flags: Any) -> None:
     """Watch the service cluster and kcp and enqueue sync work (publish mode); never writes objects."""
-    from syncflow import modes
+    from syncflow.app import modes
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
     from syncflow.kube.leader import LeaderElectionError

@@ -11,11 +11,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from syncflow.sync.mutation.base import Context, MutationError, Obj, Transformer
-from syncflow.sync.mutation.cel import CEL
-from syncflow.sync.mutation.delete import Delete
-from syncflow.sync.mutation.regex import Regex
-from syncflow.sync.mutation.template import Template
+from syncflow.mutation.base import Context, MutationError, Obj, Transformer
+from syncflow.mutation.cel import CEL
+from syncflow.mutation.delete import Delete
+from syncflow.mutation.regex import Regex
+from syncflow.mutation.template import Template
 
 Step = Mapping[str, Any]
 """One ``ResourceMutation`` as JSON: exactly one of ``delete``, ``regex``, ``template``, ``cel``."""

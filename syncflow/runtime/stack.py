@@ -1,4 +1,5 @@
-"""Child processes of the demo: each in its own process group, logging to a file, stopped together."""
+"""Child processes of the all-in-one agent and the demo: each in its own process group, logging to a
+file, stopped together; how to run ``syncflow`` itself as a child."""
 
 from __future__ import annotations
 
@@ -8,17 +9,32 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from syncflow.logs import log_event
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+def syncflow_command() -> list[str]:
+    """How to run ``syncflow``: the entry point next to this Python, else through the interpreter."""
+    script = Path(sys.executable).parent / "syncflow"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "from syncflow.cli import main; main()"]
+
+
+def child_env(settings: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without any ``SYNCFLOW_*`` variable, plus ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCFLOW_")}
+    return {**env, **settings}
 
 
 class StepError(RuntimeError):

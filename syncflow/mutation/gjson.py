@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from syncflow import gojson
-from syncflow.sync.mutation import paths
+from syncflow.gocompat import gojson
+from syncflow.mutation import paths
 from syncflow.templating import Method, Struct
 
 _TYPES = {type(None): "Null", bool: "Bool", int: "Number", float: "Number", str: "String"}

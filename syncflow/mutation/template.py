@@ -7,8 +7,8 @@ functions; the data is ``.Value`` (gjson's Result for the current value: ``.Valu
 
 from __future__ import annotations
 
-from syncflow.sync.mutation import gjson, paths
-from syncflow.sync.mutation.base import Context, MutationError, Obj
+from syncflow.mutation import gjson, paths
+from syncflow.mutation.base import Context, MutationError, Obj
 from syncflow.templating import Struct, TemplateError, compile_template
 
 

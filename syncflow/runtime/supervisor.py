@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncflow.config import Settings
-from syncflow.demo import redis as redis_mod
-from syncflow.demo.launch import child_env, syncflow_command
-from syncflow.demo.stack import Child, Stack, StepError, free_port
-from syncflow.logs import log_event
 from syncflow.metrics import multiprocess
+from syncflow.runtime import redis as redis_mod
+from syncflow.runtime.stack import Child, Stack, StepError, child_env, free_port, syncflow_command
+from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.supervisor")
 
@@ -46,7 +45,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
 @dataclass
 class Supervisor:
     """Runs an agent's roles as children of this process and keeps them running. With a metrics
-    address, ``multiprocess.prepare`` must have run first (``syncflow.agentcli.run``)."""
+    address, ``multiprocess.prepare`` must have run first (``syncflow.runtime.agentcli.run``)."""
 
     settings: Settings
     workdir: Path

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syncflow import names
+from syncflow.util import names
 
 
 class SelectorError(ValueError):

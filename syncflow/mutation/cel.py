@@ -18,9 +18,9 @@ from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from syncflow.sync.mutation import paths
-from syncflow.sync.mutation.base import Context, MutationError, Obj
-from syncflow.sync.mutation.gjson import go_value
+from syncflow.mutation import paths
+from syncflow.mutation.base import Context, MutationError, Obj
+from syncflow.mutation.gjson import go_value
 
 _ENV = celpy.Environment()
 

@@ -5,7 +5,7 @@ lines write a message or value that holds one as a JSON string, JSON lines escap
 
 Every log call names an *event* and passes its facts as keyword fields, e.g.
 ``log_event(logger, "task.done", key=str(key), outcome="success")``. Every field, message,
-exception and stack is capped at ``FIELD_LIMIT`` bytes (``syncflow.truncate``; tracebacks keep their
+exception and stack is capped at ``FIELD_LIMIT`` bytes (``syncflow.util.truncate``; tracebacks keep their
 innermost frames).
 """
 
@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Literal
 
-from syncflow.truncate import FIELD_LIMIT, truncate, truncate_lines
+from syncflow.util.truncate import FIELD_LIMIT, truncate, truncate_lines
 
 LogFormat = Literal["json", "text"]
 

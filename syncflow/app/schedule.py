@@ -25,7 +25,7 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     """The schedule of every mode plus the entries of the configured mode (e.g. workload heartbeats)."""
-    from syncflow import modes
+    from syncflow.app import modes
 
     engine = {
         # Rules with a status return: the reported state re-checked once per status period.

@@ -4,9 +4,9 @@ value to the replacement."""
 
 from __future__ import annotations
 
-from syncflow.goregexp import RegexpError, compile_regexp
-from syncflow.sync.mutation import gjson, paths
-from syncflow.sync.mutation.base import Context, MutationError, Obj
+from syncflow.gocompat.goregexp import RegexpError, compile_regexp
+from syncflow.mutation import gjson, paths
+from syncflow.mutation.base import Context, MutationError, Obj
 
 
 class Regex:
