@@ -67,7 +67,7 @@ def test_processes_that_talk_to_clusters_take_api_syncagents_flags(command: str)
 
 def test_api_syncagents_flag_forms_are_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     """As its Helm chart passes them: booleans with =true|false, comma lists, its log format names."""
-    from syncflow.cli.main import commands as cli
+    from syncflow.cli import commands as cli
 
     seen: list[Settings] = []
     settings_of = cli._settings
