@@ -15,12 +15,12 @@ from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
 from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
-from syncflow.modes.edge.clients import EdgeEndpoints
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRules, Mailbox
 from syncflow.modes.edge.status import EdgeConfigs
 from syncflow.modes.edge.watcher import EdgeWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.keys import ObjectKey
+from syncflow.sync.endpoints import EndpointPair
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -57,10 +57,12 @@ class EdgeContext(ModeContext):
         return find_mailbox(self.kcp, self.settings)
 
     @cached_property
-    def endpoints(self) -> EdgeEndpoints:
-        """The engine's view of the two sides."""
-        return EdgeEndpoints(
+    def endpoints(self) -> EndpointPair:
+        """The engine's view of the two sides: ``kcp`` the mailbox workspace, ``pcluster`` the p-cluster."""
+        return EndpointPair(
+            KCP,
             self.client(for_cluster(self.kcp, self.mailbox.cluster), KCP),
+            PCLUSTER,
             self.client(cluster_client(self.settings), PCLUSTER),
         )
 
@@ -69,9 +71,9 @@ class EdgeContext(ModeContext):
         """The EdgeSyncConfigs' status and lifecycle."""
         endpoints, settings = self.endpoints, self.settings
         rules = EdgeRules(
-            endpoints.mailbox, endpoints.pcluster, self.mailbox, settings.agent_name, settings.namespace
+            endpoints.upstream, endpoints.downstream, self.mailbox, settings.agent_name, settings.namespace
         )
-        return EdgeConfigs(endpoints.mailbox, rules, self.worker, tasks.runtime.service)
+        return EdgeConfigs(endpoints.upstream, rules, self.worker, tasks.runtime.service)
 
 
 def edge_context(settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> EdgeContext:
@@ -98,11 +100,12 @@ def watch_process(settings: Settings) -> WatchProcess:
     pcluster = cluster_client(settings)
 
     def build(enqueue: Enqueue) -> EdgeWatcher:
-        endpoints = EdgeEndpoints(JsonApi(for_cluster(context.kcp, mailbox.cluster)), JsonApi(pcluster))
+        mailbox_api = JsonApi(for_cluster(context.kcp, mailbox.cluster))
+        endpoints = EndpointPair(KCP, mailbox_api, PCLUSTER, JsonApi(pcluster))
         rules = EdgeRules(
-            endpoints.mailbox, endpoints.pcluster, mailbox, settings.agent_name, settings.namespace
+            endpoints.upstream, endpoints.downstream, mailbox, settings.agent_name, settings.namespace
         )
         manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
-        return EdgeWatcher(endpoints.mailbox.api, manager, enqueue, bookmarks, config_key(mailbox))
+        return EdgeWatcher(endpoints.upstream.api, manager, enqueue, bookmarks, config_key(mailbox))
 
     return WatchProcess(settings, pcluster, build, tasks.runtime.service)

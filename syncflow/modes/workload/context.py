@@ -16,13 +16,13 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
 from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
 from syncflow.modes.workload import target
-from syncflow.modes.workload.clients import WorkloadEndpoints
 from syncflow.modes.workload.rules import WorkloadRules, Workspace
 from syncflow.modes.workload.status import StatusWriter
 from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import trouble
+from syncflow.sync.endpoints import EndpointPair
 from syncflow.sync.process import WatchProcess
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -83,10 +83,13 @@ class WorkloadContext(ModeContext):
         return find_workspace(self.kcp, self.settings)
 
     @cached_property
-    def endpoints(self) -> WorkloadEndpoints:
-        """The engine's view of the two sides."""
-        return WorkloadEndpoints(
+    def endpoints(self) -> EndpointPair:
+        """The engine's view of the two sides: ``kcp`` the SyncTarget's workspace, ``cluster`` the
+        physical cluster."""
+        return EndpointPair(
+            target.KCP,
             self.client(for_cluster(self.kcp, self.workspace.cluster), target.KCP),
+            target.CLUSTER,
             self.client(cluster_client(self.settings), target.CLUSTER),
         )
 
@@ -101,8 +104,8 @@ class WorkloadContext(ModeContext):
             return trouble.total(trouble.troubles(tasks.runtime.service, names), names)
 
         return StatusWriter(
-            endpoints.workspace,
-            endpoints.physical,
+            endpoints.upstream,
+            endpoints.downstream,
             self.workspace,
             self.redis,
             self.settings.agent_name,
@@ -136,12 +139,13 @@ def watch_process(settings: Settings) -> WatchProcess:
     physical = cluster_client(settings)
 
     def build(enqueue: Enqueue) -> WorkloadWatcher:
-        endpoints = WorkloadEndpoints(JsonApi(for_cluster(context.kcp, workspace.cluster)), JsonApi(physical))
+        workspace_api = JsonApi(for_cluster(context.kcp, workspace.cluster))
+        endpoints = EndpointPair(target.KCP, workspace_api, target.CLUSTER, JsonApi(physical))
         rules = WorkloadRules(
-            endpoints.workspace, endpoints.physical, workspace, settings.agent_name, settings.namespace
+            endpoints.upstream, endpoints.downstream, workspace, settings.agent_name, settings.namespace
         )
         manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
         keys = [control_key("synctarget", workspace)]
-        return WorkloadWatcher(endpoints.workspace.api, workspace, manager, enqueue, bookmarks, keys)
+        return WorkloadWatcher(endpoints.upstream.api, workspace, manager, enqueue, bookmarks, keys)
 
     return WatchProcess(settings, physical, build, tasks.runtime.service)
