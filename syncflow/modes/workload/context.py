@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -14,18 +13,14 @@ from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
+from syncflow.modes.base import ModeContext, context_of
 from syncflow.modes.workload import target
-from syncflow.modes.workload.rules import WorkloadRules, Workspace
+from syncflow.modes.workload.rules import Workspace
 from syncflow.modes.workload.status import StatusWriter
-from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import trouble
 from syncflow.sync.endpoints import EndpointPair
-from syncflow.sync.process import WatchProcess
-from syncflow.sync.watches import Enqueue
-from syncflow.sync.worker import RuleWorker
 
 
 def _required(settings: Settings) -> tuple[str, str]:
@@ -118,34 +113,3 @@ def workload_context(
 ) -> WorkloadContext:
     """The context of these settings in this process."""
     return context_of(WorkloadContext, settings, redis, budget)
-
-
-def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
-    """The engine's task bodies with workload mode's endpoints (one per process)."""
-    return workload_context(settings, redis, budget).worker
-
-
-def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Beat: the SyncTarget's heartbeat, type discovery and namespace cleanup every heartbeat period."""
-    return tick("workload-tick", settings.heartbeat_period)
-
-
-def watch_process(settings: Settings) -> WatchProcess:
-    """``syncflow watch`` in workload mode: the Lease and the state live in the physical cluster."""
-    tasks.bind(settings)
-    redis = tasks.runtime.service.redis
-    context = WorkloadContext(settings, redis)
-    workspace = context.workspace  # fails fast on a missing SyncTarget or a wrong UID
-    physical = cluster_client(settings)
-
-    def build(enqueue: Enqueue) -> WorkloadWatcher:
-        workspace_api = JsonApi(for_cluster(context.kcp, workspace.cluster))
-        endpoints = EndpointPair(target.KCP, workspace_api, target.CLUSTER, JsonApi(physical))
-        rules = WorkloadRules(
-            endpoints.upstream, endpoints.downstream, workspace, settings.agent_name, settings.namespace
-        )
-        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
-        keys = [control_key("synctarget", workspace)]
-        return WorkloadWatcher(endpoints.upstream.api, workspace, manager, enqueue, bookmarks, keys)
-
-    return WatchProcess(settings, physical, build, tasks.runtime.service)
