@@ -62,6 +62,9 @@ class EndpointLimit(BaseModel):
     burst: PositiveInt
 
 
+ModeName = Literal["publish", "workload", "edge", "clusters"]
+"""The modes, each registered in ``syncflow.app.modes.MODES``."""
+
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -113,7 +116,7 @@ class Settings(BaseSettings):
         description="Check Redis and the clusters at start and refuse to start when they cannot work "
         "(off only for processes that run custom task modules without clusters, e.g. queue tests).",
     )
-    mode: Literal["publish", "workload", "edge", "clusters"] = Field(
+    mode: ModeName = Field(
         "publish",
         description="Which system syncflow is: publish (api-syncagent), workload (TMC syncer), edge, "
         "clusters (kcp's multi-cluster controllers).",

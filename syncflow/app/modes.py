@@ -1,11 +1,8 @@
-"""The configured mode's hooks (docs/architecture.md §15.1), found by name: ``importlib`` loads
-``syncflow.modes.<mode>.context``, so the app, the runtime and the command line call a mode without
-importing the modes' packages (which import them).
+"""The registry of modes and the configured mode's hooks (docs/architecture.md §15.1).
 
-A mode's ``context`` module has ``rule_worker(settings, redis, budget)`` (the engine's task bodies
-with the mode's endpoints, built once per process) and ``watch_process(settings)`` (``syncflow
-watch``), and optionally ``beat_entries(settings)``, ``next_to_cluster(settings)`` and
-``preflight(settings)``.
+``MODES`` names each mode's ``Mode`` object by import path; it is imported on first use, so the app,
+the runtime and the command line call a mode without importing the modes' packages (which import
+them).
 """
 
 from __future__ import annotations
@@ -13,36 +10,53 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from syncflow.app.mode import Mode
+
 if TYPE_CHECKING:
     from redis import Redis
 
-    from syncflow.config import Settings
+    from syncflow.config import ModeName, Settings
     from syncflow.queue.budget import RequestBudget
     from syncflow.sync.process import WatchProcess
     from syncflow.sync.worker import RuleWorker
 
+MODES: dict[ModeName, str] = {
+    "publish": "syncflow.modes.publish.mode:MODE",
+    "workload": "syncflow.modes.workload.mode:MODE",
+    "edge": "syncflow.modes.edge.mode:MODE",
+    "clusters": "syncflow.modes.clusters.mode:MODE",
+}
+"""Each mode's ``Mode`` object, as ``module:attribute``."""
 
-def _context(settings: Settings) -> object:
-    return importlib.import_module(f"syncflow.modes.{settings.mode}.context")
+
+def mode_named(name: ModeName) -> Mode:
+    """The ``Mode`` object registered as ``name`` (its module imported on first use)."""
+    module, _, attribute = MODES[name].partition(":")
+    mode = getattr(importlib.import_module(module), attribute)
+    if not isinstance(mode, Mode):
+        raise TypeError(f"{MODES[name]} is not a Mode")
+    return mode
+
+
+def mode_of(settings: Settings) -> Mode:
+    """The configured mode."""
+    return mode_named(settings.mode)
 
 
 def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
     """The engine's task bodies for the configured mode, in this process."""
-    worker: RuleWorker = _context(settings).rule_worker(settings, redis, budget)  # type: ignore[attr-defined]
-    return worker
+    return mode_of(settings).rule_worker(settings, redis, budget)
 
 
 def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
     """The configured mode's own beat schedule entries (none for most modes)."""
-    entries = getattr(_context(settings), "beat_entries", None)
-    return dict(entries(settings)) if entries is not None else {}
+    return mode_of(settings).beat_entries(settings)
 
 
 def next_to_cluster(settings: Settings) -> bool:
     """Whether the mode's processes run next to one cluster (``--kubeconfig``, where the watcher's Lease
     lives): most do; clusters mode's central one serves many, each from its Cluster object."""
-    hook = getattr(_context(settings), "next_to_cluster", None)
-    return bool(hook(settings)) if hook is not None else True
+    return mode_of(settings).next_to_cluster(settings)
 
 
 def watch_process(settings: Settings) -> WatchProcess:
@@ -50,12 +64,9 @@ def watch_process(settings: Settings) -> WatchProcess:
     the watcher enqueues)."""
     for module in settings.all_task_modules:
         importlib.import_module(module)
-    process: WatchProcess = _context(settings).watch_process(settings)  # type: ignore[attr-defined]
-    return process
+    return mode_of(settings).watch_process(settings)
 
 
 def preflight(settings: Settings) -> None:
     """The configured mode's own start-up checks, if it has any (raise ``PreflightError``)."""
-    hook = getattr(_context(settings), "preflight", None)
-    if hook is not None:
-        hook(settings)
+    mode_of(settings).preflight(settings)

@@ -1,12 +1,13 @@
 """What every mode's processes share: a per-process context (settings, Redis, the request budget, the
-engine's task bodies) and the wiring of a watcher's sync manager."""
+engine's task bodies) and the set-up of ``syncflow watch`` (the app bound, a term's sync manager, the
+watch process)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from kubernetes.client import ApiClient
 from redis import Redis
@@ -24,6 +25,7 @@ from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.keys import RELATED, SYNC
 from syncflow.sync.orchestration import DesiredRules, SyncManager
 from syncflow.sync.ownership import Reach
+from syncflow.sync.process import WatcherFactory, WatchProcess
 from syncflow.sync.registry import RuleRegistry
 from syncflow.sync.watches import Enqueue
 from syncflow.sync.worker import RuleWorker
@@ -48,6 +50,34 @@ class ModeContext:
         """JSON requests to ``endpoint`` through ``api``: within its budget, its outcomes its connection
         status (metrics)."""
         return JsonApi(api, before_request=self.budget_hook(endpoint), endpoint=endpoint)
+
+    @classmethod
+    def watching(cls, settings: Settings) -> Self:
+        """The context of ``syncflow watch``: the app bound to ``settings``, on its Redis (the watcher
+        takes no request budget)."""
+        tasks.bind(settings)
+        return cls(settings, tasks.runtime.service.redis)
+
+    def sync_manager(
+        self, desired: DesiredRules, endpoints: Endpoints, enqueue: Enqueue
+    ) -> tuple[SyncManager, RedisBookmarks]:
+        """A watcher's sync manager on the agent's rule registry and watch bookmarks."""
+        settings = self.settings
+        bookmarks = RedisBookmarks(self.redis, agent_prefix(settings.agent_name) + "watch")
+        manager = SyncManager(
+            desired,
+            RuleRegistry(self.redis, settings.agent_name),
+            endpoints,
+            enqueue,
+            bookmarks,
+            replay=tasks.runtime.service.replay_cause,
+            redis=Reachability(settings.redis_url),
+        )
+        return manager, bookmarks
+
+    def watch_process(self, lease: ApiClient, build: WatcherFactory) -> WatchProcess:
+        """``syncflow watch``: the Lease taken through ``lease``, each term's watcher made by ``build``."""
+        return WatchProcess(self.settings, lease, build, tasks.runtime.service)
 
     @cached_property
     def kcp(self) -> ApiClient:
@@ -90,20 +120,3 @@ def tick(name: str, period: float) -> dict[str, dict[str, Any]]:
             "options": {"queue": PERIODIC_QUEUE, "expires": period},
         }
     }
-
-
-def sync_manager(
-    settings: Settings, redis: Redis, desired: DesiredRules, endpoints: Endpoints, enqueue: Enqueue
-) -> tuple[SyncManager, RedisBookmarks]:
-    """A watcher's sync manager on the agent's rule registry and watch bookmarks."""
-    bookmarks = RedisBookmarks(redis, agent_prefix(settings.agent_name) + "watch")
-    manager = SyncManager(
-        desired,
-        RuleRegistry(redis, settings.agent_name),
-        endpoints,
-        enqueue,
-        bookmarks,
-        replay=tasks.runtime.service.replay_cause,
-        redis=Reachability(settings.redis_url),
-    )
-    return manager, bookmarks

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from syncflow.kube.jsonapi import JsonApi
@@ -26,6 +27,32 @@ class Endpoints(Protocol):
 
     def everywhere(self, endpoint: str) -> list[JsonApi]:
         """Clients that list and watch across every logical cluster of ``endpoint`` (one per shard URL)."""
+
+
+@dataclass(frozen=True)
+class EndpointPair:
+    """Two fixed endpoints of one client each: an upstream workspace (one logical cluster, so any
+    cluster name gives it) and a downstream cluster, e.g. workload mode's SyncTarget workspace and
+    physical cluster, or edge mode's mailbox workspace and p-cluster."""
+
+    upstream_name: str
+    upstream: JsonApi
+    downstream_name: str
+    downstream: JsonApi
+
+    def api(self, endpoint: str, cluster: str) -> JsonApi:
+        """The upstream client (whatever ``cluster``: there is one) or the downstream one."""
+        if endpoint == self.upstream_name:
+            return self.upstream
+        if endpoint == self.downstream_name:
+            return self.downstream
+        raise ValueError(
+            f"no endpoint {endpoint!r}: only {self.upstream_name!r} and {self.downstream_name!r}"
+        )
+
+    def everywhere(self, endpoint: str) -> list[JsonApi]:
+        """The same single client."""
+        return [self.api(endpoint, "")]
 
 
 class EndpointError(TransientError):

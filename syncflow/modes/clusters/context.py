@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -14,19 +13,15 @@ from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
+from syncflow.modes.base import ModeContext, context_of
 from syncflow.modes.clusters import clients
 from syncflow.modes.clusters.clients import ClustersEndpoints
 from syncflow.modes.clusters.controller import ClusterController
 from syncflow.modes.clusters.identity import KCP, SyncedType, endpoint
 from syncflow.modes.clusters.rules import ClustersRules
 from syncflow.modes.clusters.splitter import Splitter
-from syncflow.modes.clusters.watcher import ClustersWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.sync.endpoints import ClientCache
-from syncflow.sync.process import WatchProcess
-from syncflow.sync.watches import Enqueue
-from syncflow.sync.worker import RuleWorker
 
 
 def find_workspace(kcp: ApiClient, settings: Settings) -> str:
@@ -117,43 +112,5 @@ def clusters_context(
     return context_of(ClustersContext, settings, redis, budget)
 
 
-def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
-    """The engine's task bodies with clusters mode's endpoints (one per process)."""
-    return clusters_context(settings, redis, budget).worker
-
-
-def next_to_cluster(settings: Settings) -> bool:
-    """Only a syncer of one cluster (``--only-cluster``) runs next to a cluster; the central syncflow
-    reaches every Cluster through its kubeconfig in kcp."""
-    return settings.only_cluster is not None
-
-
 HEARTBEATS_MISSED = 3
 """Probe periods without a heartbeat after which the syncer of a Pull or None mode Cluster counts as gone."""
-
-
-def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Beat: the central syncflow probes every Cluster each probe period; a syncer in a cluster
-    (``--only-cluster``) heartbeats on its Cluster as often, so Ready means it runs."""
-    if settings.only_cluster is not None:
-        return tick("clusters-heartbeat", settings.probe_period)
-    return tick("clusters-tick", settings.probe_period)
-
-
-def watch_process(settings: Settings) -> WatchProcess:
-    """``syncflow watch`` in clusters mode: the Lease lives in the workspace (in the cluster for a
-    syncer of one cluster)."""
-    tasks.bind(settings)
-    redis = tasks.runtime.service.redis
-    context = ClustersContext(settings, redis)
-    workspace = JsonApi(for_cluster(context.kcp, context.workspace))  # fails fast on a bad workspace
-    lease = load_client(settings.kubeconfig) if settings.only_cluster else workspace.api
-
-    def build(enqueue: Enqueue) -> ClustersWatcher:
-        rules = rules_of(settings, workspace, context.workspace)
-        endpoints = endpoints_of(settings, workspace, lambda api, endpoint: JsonApi(api))
-        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
-        central = settings.only_cluster is None
-        return ClustersWatcher(workspace.api, rules, manager, enqueue, bookmarks, central=central)
-
-    return WatchProcess(settings, lease, build, tasks.runtime.service)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -14,16 +13,12 @@ from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
-from syncflow.modes.edge.clients import EdgeEndpoints
+from syncflow.modes.base import ModeContext, context_of
 from syncflow.modes.edge.rules import EDGE_SYNC_CONFIGS, KCP, PCLUSTER, EdgeRules, Mailbox
 from syncflow.modes.edge.status import EdgeConfigs
-from syncflow.modes.edge.watcher import EdgeWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.keys import ObjectKey
-from syncflow.sync.process import WatchProcess
-from syncflow.sync.watches import Enqueue
-from syncflow.sync.worker import RuleWorker
+from syncflow.sync.endpoints import EndpointPair
 
 
 def find_mailbox(kcp: ApiClient, settings: Settings) -> Mailbox:
@@ -57,10 +52,12 @@ class EdgeContext(ModeContext):
         return find_mailbox(self.kcp, self.settings)
 
     @cached_property
-    def endpoints(self) -> EdgeEndpoints:
-        """The engine's view of the two sides."""
-        return EdgeEndpoints(
+    def endpoints(self) -> EndpointPair:
+        """The engine's view of the two sides: ``kcp`` the mailbox workspace, ``pcluster`` the p-cluster."""
+        return EndpointPair(
+            KCP,
             self.client(for_cluster(self.kcp, self.mailbox.cluster), KCP),
+            PCLUSTER,
             self.client(cluster_client(self.settings), PCLUSTER),
         )
 
@@ -69,40 +66,11 @@ class EdgeContext(ModeContext):
         """The EdgeSyncConfigs' status and lifecycle."""
         endpoints, settings = self.endpoints, self.settings
         rules = EdgeRules(
-            endpoints.mailbox, endpoints.pcluster, self.mailbox, settings.agent_name, settings.namespace
+            endpoints.upstream, endpoints.downstream, self.mailbox, settings.agent_name, settings.namespace
         )
-        return EdgeConfigs(endpoints.mailbox, rules, self.worker, tasks.runtime.service)
+        return EdgeConfigs(endpoints.upstream, rules, self.worker, tasks.runtime.service)
 
 
 def edge_context(settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> EdgeContext:
     """The context of these settings in this process."""
     return context_of(EdgeContext, settings, redis, budget)
-
-
-def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Beat: the EdgeSyncConfigs' status every status period."""
-    return tick("edge-tick", settings.status_period)
-
-
-def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
-    """The engine's task bodies with edge mode's endpoints (one per process)."""
-    return edge_context(settings, redis, budget).worker
-
-
-def watch_process(settings: Settings) -> WatchProcess:
-    """``syncflow watch`` in edge mode: the Lease and the state live in the p-cluster."""
-    tasks.bind(settings)
-    redis = tasks.runtime.service.redis
-    context = EdgeContext(settings, redis)
-    mailbox = context.mailbox  # fails fast when the mailbox cannot be read
-    pcluster = cluster_client(settings)
-
-    def build(enqueue: Enqueue) -> EdgeWatcher:
-        endpoints = EdgeEndpoints(JsonApi(for_cluster(context.kcp, mailbox.cluster)), JsonApi(pcluster))
-        rules = EdgeRules(
-            endpoints.mailbox, endpoints.pcluster, mailbox, settings.agent_name, settings.namespace
-        )
-        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
-        return EdgeWatcher(endpoints.mailbox.api, manager, enqueue, bookmarks, config_key(mailbox))
-
-    return WatchProcess(settings, pcluster, build, tasks.runtime.service)

@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from redis import Redis
 
-from syncflow import tasks
 from syncflow.config import ConfigError, Settings
-from syncflow.kube.clients import cluster_client, for_cluster, kcp_client
-from syncflow.kube.jsonapi import JsonApi
-from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
+from syncflow.kube.clients import cluster_client, for_cluster
+from syncflow.modes.base import ModeContext, context_of
 from syncflow.modes.publish.clients import PublishEndpoints
-from syncflow.modes.publish.endpoint import ExportEndpoint, check_endpoint_slice, resolve
+from syncflow.modes.publish.endpoint import ExportEndpoint, resolve
 from syncflow.modes.publish.reconcile import SCHEMAS, PublishTarget
-from syncflow.modes.publish.rules import KCP, SERVICE, PublishRules, RuleSettings, release_rule
-from syncflow.modes.publish.watcher import PublishWatcher
+from syncflow.modes.publish.rules import KCP, SERVICE, RuleSettings, release_rule
 from syncflow.queue.budget import RequestBudget
-from syncflow.sync.process import WatchProcess
-from syncflow.sync.watches import Enqueue
-from syncflow.sync.worker import RuleWorker
-
-
-def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Beat: the PublishedResources' Conflicts and Parked conditions, once per status period (15 s at
-    most)."""
-    return tick("publish-tick", min(15.0, settings.status_period))
 
 
 def slice_ref(settings: Settings) -> str:
@@ -88,31 +75,3 @@ class PublishContext(ModeContext):
 def publish_context(settings: Settings, redis: Redis, budget: RequestBudget | None = None) -> PublishContext:
     """The context of these settings in this process."""
     return context_of(PublishContext, settings, redis, budget)
-
-
-def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
-    """The engine's task bodies with publish mode's endpoints (one per process)."""
-    return publish_context(settings, redis, budget).worker
-
-
-def preflight(settings: Settings) -> None:
-    """Publish mode's start-up check (``syncflow.app.modes.preflight``): the endpoint slice resolves."""
-    check_endpoint_slice(settings)
-
-
-def watch_process(settings: Settings) -> WatchProcess:
-    """``syncflow watch`` in publish mode: the Lease and the watches live in the service cluster."""
-    ref = slice_ref(settings)
-    tasks.bind(settings)
-    redis = tasks.runtime.service.redis
-    service = cluster_client(settings)
-    kcp = kcp_client(settings)
-
-    def build(enqueue: Enqueue) -> PublishWatcher:
-        service_json = JsonApi(service)
-        rules = PublishRules(kcp, service_json, settings.published_resource_selector, rule_settings(settings))
-        endpoints = PublishEndpoints(kcp, service_json, ref)
-        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
-        return PublishWatcher(kcp, service, rules, endpoints, manager, enqueue, bookmarks)
-
-    return WatchProcess(settings, service, build, tasks.runtime.service)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -14,18 +13,14 @@ from syncflow.config import ConfigError, Settings
 from syncflow.kube.clients import cluster_client, for_cluster
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
-from syncflow.modes.base import ModeContext, context_of, sync_manager, tick
+from syncflow.modes.base import ModeContext, context_of
 from syncflow.modes.workload import target
-from syncflow.modes.workload.clients import WorkloadEndpoints
-from syncflow.modes.workload.rules import WorkloadRules, Workspace
+from syncflow.modes.workload.rules import Workspace
 from syncflow.modes.workload.status import StatusWriter
-from syncflow.modes.workload.watcher import WorkloadWatcher
 from syncflow.queue.budget import RequestBudget
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import trouble
-from syncflow.sync.process import WatchProcess
-from syncflow.sync.watches import Enqueue
-from syncflow.sync.worker import RuleWorker
+from syncflow.sync.endpoints import EndpointPair
 
 
 def _required(settings: Settings) -> tuple[str, str]:
@@ -83,10 +78,13 @@ class WorkloadContext(ModeContext):
         return find_workspace(self.kcp, self.settings)
 
     @cached_property
-    def endpoints(self) -> WorkloadEndpoints:
-        """The engine's view of the two sides."""
-        return WorkloadEndpoints(
+    def endpoints(self) -> EndpointPair:
+        """The engine's view of the two sides: ``kcp`` the SyncTarget's workspace, ``cluster`` the
+        physical cluster."""
+        return EndpointPair(
+            target.KCP,
             self.client(for_cluster(self.kcp, self.workspace.cluster), target.KCP),
+            target.CLUSTER,
             self.client(cluster_client(self.settings), target.CLUSTER),
         )
 
@@ -101,8 +99,8 @@ class WorkloadContext(ModeContext):
             return trouble.total(trouble.troubles(tasks.runtime.service, names), names)
 
         return StatusWriter(
-            endpoints.workspace,
-            endpoints.physical,
+            endpoints.upstream,
+            endpoints.downstream,
             self.workspace,
             self.redis,
             self.settings.agent_name,
@@ -115,33 +113,3 @@ def workload_context(
 ) -> WorkloadContext:
     """The context of these settings in this process."""
     return context_of(WorkloadContext, settings, redis, budget)
-
-
-def rule_worker(settings: Settings, redis: Redis, budget: RequestBudget | None) -> RuleWorker:
-    """The engine's task bodies with workload mode's endpoints (one per process)."""
-    return workload_context(settings, redis, budget).worker
-
-
-def beat_entries(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Beat: the SyncTarget's heartbeat, type discovery and namespace cleanup every heartbeat period."""
-    return tick("workload-tick", settings.heartbeat_period)
-
-
-def watch_process(settings: Settings) -> WatchProcess:
-    """``syncflow watch`` in workload mode: the Lease and the state live in the physical cluster."""
-    tasks.bind(settings)
-    redis = tasks.runtime.service.redis
-    context = WorkloadContext(settings, redis)
-    workspace = context.workspace  # fails fast on a missing SyncTarget or a wrong UID
-    physical = cluster_client(settings)
-
-    def build(enqueue: Enqueue) -> WorkloadWatcher:
-        endpoints = WorkloadEndpoints(JsonApi(for_cluster(context.kcp, workspace.cluster)), JsonApi(physical))
-        rules = WorkloadRules(
-            endpoints.workspace, endpoints.physical, workspace, settings.agent_name, settings.namespace
-        )
-        manager, bookmarks = sync_manager(settings, redis, rules.desired, endpoints, enqueue)
-        keys = [control_key("synctarget", workspace)]
-        return WorkloadWatcher(endpoints.workspace.api, workspace, manager, enqueue, bookmarks, keys)
-
-    return WatchProcess(settings, physical, build, tasks.runtime.service)

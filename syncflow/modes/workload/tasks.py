@@ -32,7 +32,7 @@ def synctarget(key: ObjectKey) -> None:
     context = _context()
     worker = context.worker
     if owners.settle(
-        context.endpoints.workspace, context.status.path, lambda: worker.retire(worker.known_rules())
+        context.endpoints.upstream, context.status.path, lambda: worker.retire(worker.known_rules())
     ):
         return
     context.status.record_resources(runtime.settings.workload_resources)
@@ -51,8 +51,8 @@ def namespaces_task(key: ObjectKey) -> None:
     endpoints = context.endpoints
     resources = [rule.target.resource for rule in context.worker.registry.ready_rules()]
     namespaces.collect(
-        endpoints.workspace,
-        endpoints.physical,
+        endpoints.upstream,
+        endpoints.downstream,
         context.workspace,
         resources,
         runtime.settings.agent_name,
