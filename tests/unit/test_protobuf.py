@@ -386,7 +386,7 @@ def test_empty_unknown_fields_are_skipped() -> None:
     ("body", "message"),
     [
         (b'{"kind": "ConfigMap"}', "k8s\\x00 prefix"),
-        (_body("batch/v1", "Job", b""), "only understood for"),
+        (_body("policy/v1", "PodDisruptionBudget", b""), "only understood for"),
         (_body("v1", "ConfigMap", _len(1, _len(99, "data"))), "field 99 of ObjectMeta is not understood"),
         (_body("v1", "ConfigMap", b"", _len(3, "gzip")), "content encoding"),
         (_body("v1", "ConfigMap", b"", _len(4, "application/json")), "content type"),
