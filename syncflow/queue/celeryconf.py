@@ -7,6 +7,7 @@ from typing import Any
 from kombu import Queue  # type: ignore[attr-defined]
 
 from syncflow.config import Settings
+from syncflow.queue import redistransport
 from syncflow.queue.layout import CELERY_QUEUES, CONTROL_QUEUE, PERIODIC_QUEUE, broker_prefix
 
 
@@ -50,8 +51,11 @@ def celery_queues(settings: Settings) -> list[Queue]:
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The Celery configuration of syncflow's app for these settings."""
+    scheme = settings.celery_broker_url.partition("://")[0]
     return {
         "broker_url": settings.celery_broker_url,
+        # a Redis broker's closed connection is a connection error, not the end of the worker
+        "broker_transport": redistransport.TRANSPORT if scheme in redistransport.SCHEMES else None,
         "broker_transport_options": broker_transport_options(settings),
         # The notes: set the visibility timeout in all three places, or some code paths use 1 h.
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout},
