@@ -49,7 +49,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="worker pool processes of each mode")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     parser.add_argument("--logs", help="keep the process logs in new directories under this one")
+    parser.add_argument(
+        "--qps",
+        type=float,
+        default=1000,
+        help="syncflow's request budget per endpoint, burst twice that (default 1000: the baselines have"
+        " none, so the budget, 200 by default, is not what a run measures; 0: syncflow's default)",
+    )
     args = parser.parse_args()
+    if args.qps:  # every mode's processes take their environment from this one's
+        os.environ["SYNCFLOW_ENDPOINT_QPS"] = f"{args.qps:g}"
+        os.environ["SYNCFLOW_ENDPOINT_BURST"] = f"{2 * args.qps:g}"
     try:
         figures = asyncio.run(run(args))
     except BenchError as exc:
