@@ -109,7 +109,6 @@ class EdgeRules:
     mailbox: Mailbox
     agent: str
     state_namespace: str
-    merged: Merged = field(default_factory=Merged)
     _found: dict[tuple[str, TypeKey], tuple[float, Resource]] = field(default_factory=dict)
     _last_valid: dict[str, EdgeSyncConfig] = field(default_factory=dict)
 
@@ -139,7 +138,7 @@ class EdgeRules:
     def desired(self) -> Mapping[str, RuleEntry]:
         """One entry per downsynced and upsynced type (and per conversion to another kind) of the
         EdgeSyncConfigs that are not being deleted."""
-        self.merged = merged = merge(self.configs())
+        merged = merge(self.configs())
         entries: dict[str, RuleEntry] = {}
         down: dict[TypeKey, list[Selection]] = {}
         for selections in merged.down.values():
