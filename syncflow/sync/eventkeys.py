@@ -65,8 +65,8 @@ class TargetKeys:
                     seen.forget(ref)
             return [key_for(SYNC, self.rule, owner)]
         verbs = [SYNC] if self.contents is not None and self._drifted(ref, obj, owner) else []
-        status_changed = self.statuses is None or self.statuses.changed(ref, obj)
-        if may_return_status(self.rule, obj) and status_changed:
+        # a copy without a status to return (or of a rule that returns none) is not digested at all
+        if may_return_status(self.rule, obj) and (self.statuses is None or self.statuses.changed(ref, obj)):
             verbs.append(STATUS)
         return [key_for(verb, self.rule, owner) for verb in (*verbs, *self.related)]
 
