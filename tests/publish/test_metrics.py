@@ -154,4 +154,4 @@ def test_controller_runtime_families_follow_a_sync(env: PublishEnv) -> None:
     assert value(watch, "leader_election_master_status", **labels, name=f"syncagent.{env.agent_name}") == 1
     for process in ("watch-a", "worker", "beat"):
         depth = value(scraped(env, process), "workqueue_depth", **labels, name="sync")
-        assert depth is not None and depth >= 0, process
+        assert depth is not None, f"{process} reports no workqueue_depth"
