@@ -26,6 +26,7 @@ from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
 from syncflow.metrics import record as metrics
 from syncflow.mutation.base import MutationError
+from syncflow.queue import gone
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import desired as desired_mod
@@ -269,13 +270,15 @@ def _drop_state(s: Sync, key: ObjectKey) -> None:
 
 
 def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
-    """The source object is confirmed gone: remove (or orphan) what we made for it."""
+    """The source object is confirmed gone: remove (or orphan) what we made for it; the key then names
+    nothing any more (``gone.mark``)."""
     if copy is not None:
         if s.rule.deletion == "orphan" or _kept(s, copy):
             _orphan_copy(s, key, copy)
         else:
             _delete_copy(s, key, copy)
     _drop_state(s, key)
+    gone.mark()
 
 
 def sync_object(s: Sync, key: ObjectKey) -> None:
@@ -628,7 +631,10 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
             return
     source = s.source(key)
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
-    if obj is None or _meta(obj).get("deletionTimestamp") or not filters.returns_status(s.rule, obj):
+    if obj is None:
+        gone.mark()
+        return
+    if _meta(obj).get("deletionTimestamp") or not filters.returns_status(s.rule, obj):
         return
     copy = copy if copy is not None else _copy_of_existing(s, key, obj)
     if copy is None or not may_return_status(s.rule, copy):
@@ -656,6 +662,7 @@ def _replace_status(s: Sync, key: ObjectKey, copy: Obj) -> None:
         updated = s.source(key).json_patch(f"{s.source_path(key)}/status", operations)
     except ApiException as exc:
         if object_not_found(exc):
+            gone.mark()
             return  # the source is gone: its sync deletes the copy
         raise
     s.record(s.rule.source.endpoint, updated)
