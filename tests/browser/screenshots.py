@@ -66,7 +66,9 @@ def shoot(stack: ConsoleStack, browser: Browser, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     overview, detail = out / "console-overview.png", out / "console-object.png"
     page.goto(f"{stack.url}/")
-    expect(page.get_by_test_id("rule-row").first).to_be_visible()
+    rule = page.get_by_test_id("rule-row").and_(page.locator(f'[data-rule="{stack.rule}"]'))
+    for state in ("retrying", "parked"):  # the counts of the live update, every ~2 s
+        expect(rule.locator(f'[data-state="{state}"]')).to_have_text("1")
     page.screenshot(path=str(overview), full_page=True)
     page.goto(f"{stack.url}/objects?namespace={PARKED[0]}&name={PARKED[1]}")
     page.get_by_test_id("object-link").click()

@@ -37,6 +37,8 @@ SETUP = 90.0
 """Seconds the agent may take to be Ready and the console to answer."""
 DEADLINE = 30.0
 """Seconds syncflow may take for anything a test waits for."""
+SYNC_TARGET = "east"
+"""The SyncTarget the agent serves."""
 HOLD = "browser.syncflow.dev/hold"
 """A finalizer nobody releases but the stack: keeps a namespace on the physical cluster Terminating."""
 
@@ -51,6 +53,8 @@ class ConsoleStack:
     url: str
     kubectl: Kubectl
     """kubectl against the physical cluster, as an operator fixes a cause."""
+    metrics_url: str
+    """The worker's /metrics, where a console reads the sync latency."""
 
     @property
     def rule(self) -> str:
@@ -157,8 +161,8 @@ class ConsoleStack:
 
     def start_console(self, name: str, args: Sequence[str] = (), env: dict[str, str] | None = None) -> str:
         """Start a ``syncflow console`` process (log ``<name>.log``) with the agent's settings, on a free
-        port, plus ``args`` and ``env``; its URL once it answers."""
-        return start_console(self.env, name, args, env or {})
+        port, reading the worker's metrics, plus ``args`` and ``env``; its URL once it answers."""
+        return start_console(self.env, name, ("--metrics-url", self.metrics_url, *args), env or {})
 
     def api(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         """GET ``path`` of the console: (status code, parsed JSON or None)."""
@@ -188,10 +192,12 @@ def _ensure_namespace(api: Any, name: str) -> None:
         api.create("/api/v1/namespaces", {"metadata": {"name": name}})
 
 
-def _start_agent(env: WorkloadEnv) -> Workspace:
-    """Start the agent's roles; its workspace identity once its SyncTarget is Ready and ConfigMaps
-    are Accepted."""
-    env.start()
+def _start_agent(env: WorkloadEnv, metrics_port: int) -> Workspace:
+    """Start the agent's roles (the worker serving /metrics on ``metrics_port``); its workspace
+    identity once its SyncTarget is Ready and ConfigMaps are Accepted."""
+    env.start_role("worker", "--metrics-address", f"127.0.0.1:{metrics_port}")
+    env.start_role("beat")
+    env.start_role("watch")
     env.wait_ready()
     wait_for(
         lambda: (env.synced(CONFIGMAPS.plural) or {}).get("state") == "Accepted",
@@ -236,8 +242,10 @@ def console_stack(work: Path, settings: dict[str, str] | None = None) -> Iterato
     without auth; everything is stopped at the end."""
     with workload_stack(work) as stack:
         agent_settings = {"SYNCFLOW_WORKLOAD_RESOURCES": "[]", **(settings or {})}
-        env = stack.agent("console", ["v1/configmaps"], settings=agent_settings)
-        workspace = _start_agent(env)
-        url = start_console(env, "console", (), {})
+        env = stack.agent(SYNC_TARGET, ["v1/configmaps"], settings=agent_settings)
+        metrics_port = free_port()
+        workspace = _start_agent(env, metrics_port)
+        metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+        url = start_console(env, "console", ("--metrics-url", metrics_url), {})
         kubectl = Kubectl(stack.physical_kubeconfig, work / "kubectl-cache")
-        yield ConsoleStack(stack, env, workspace, url, kubectl)
+        yield ConsoleStack(stack, env, workspace, url, kubectl, metrics_url)
