@@ -30,7 +30,8 @@ def test_parked_object_found_fixed_and_replayed(console: ConsoleStack, page: Pag
     assert failure.cause == "conflict:foreign", failure
 
     page.goto(f"{s.url}/")
-    expect(page.get_by_test_id("rule-row").filter(has_text=s.rule)).not_to_have_count(0)
+    rule = page.get_by_test_id("rule-row").and_(page.locator(f'[data-rule="{s.rule}"]'))
+    expect(rule.locator('[data-state="parked"]')).to_have_text("1")
 
     page.goto(f"{s.url}/objects")
     rows = page.get_by_test_id("object-row")
