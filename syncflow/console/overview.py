@@ -1,15 +1,13 @@
 """The overview's counts: every key of the agent's queues (that the scope allows) by state, per rule
 and per workspace, and each queue's depth and oldest pending key. It scans, so it is bounded: at most
 ``MAX_ENTRIES`` structure entries (beyond them the counts are ``partial``), at most ``MAX_GROUPS``
-rules and workspaces (the rest add up under ``OTHER``), and ``Counter`` caches the result for a few
-seconds (longer when counting took long), so a page polling every two seconds costs one count however
-many viewers poll. Synced keys, the bulk, are counted inside Redis (``count.lua``)."""
+rules and workspaces (the rest add up under ``OTHER``), and the reader caches the result for a few
+seconds (``syncflow.console.cache``), so a page polling every two seconds costs one count however many
+viewers poll. Synced keys, the bulk, are counted inside Redis (``count.lua``)."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -32,9 +30,6 @@ MAX_ENTRIES = 500_000
 MAX_GROUPS = 200
 """Rules and workspaces counted by name at most; the rest count under ``OTHER``."""
 OTHER = "(other)"
-CACHE_SECONDS = 5.0
-"""How long a count is reused at least; a count that took long is reused ten times its duration, so
-counting never takes more than a tenth of the time, whatever the number of keys."""
 
 
 @dataclass
@@ -139,32 +134,6 @@ def tally(redis: Redis, agent: str, scope: Scope) -> Tally:
         result.queues.append(QueueDepth(queue=queue, depth=depth, oldest_pending_seconds=oldest))
     groups.into(result)
     return result
-
-
-class Counter:
-    """``tally`` cached for ``CACHE_SECONDS``; concurrent callers share one scan."""
-
-    def __init__(self, count: Callable[[], Tally], ttl: float = CACHE_SECONDS) -> None:
-        self._count = count
-        self._base_ttl = self._ttl = ttl
-        self._lock = threading.Lock()
-        self._cached: tuple[float, Tally] | None = None
-
-    def get(self) -> Tally:
-        """The latest tally, counted again when older than the TTL."""
-        with self._lock:
-            now = time.monotonic()
-            if self._cached is None or now - self._cached[0] > self._ttl:
-                counted = self._count()
-                took = time.monotonic() - now
-                self._cached = (time.monotonic(), counted)
-                self._ttl = max(self._base_ttl, 10 * took)
-            return self._cached[1]
-
-    def forget(self) -> None:
-        """Count again on the next ``get`` (after a replay)."""
-        with self._lock:
-            self._cached = None
 
 
 def generated() -> datetime:
