@@ -34,15 +34,16 @@ class TokenError(ValueError):
 
 @dataclass(frozen=True)
 class Position:
-    """Where a walk stands: the step (queue and structure), its cursor, and how many rows of the batch at
-    that cursor the previous page already returned."""
+    """Where a walk stands: the step (queue and structure), its cursor, and how many names of the batch
+    at that cursor the previous pages already went through (SCAN returns the same batch for the same
+    cursor while the structure does not grow past a rehash; if it does, SCAN's own guarantee holds)."""
 
     step: int = 0
     cursor: int = 0
-    skip: int = 0
+    offset: int = 0
 
     def encode(self, filters: Filters) -> str:
-        raw = json.dumps([self.step, self.cursor, self.skip, filters.fingerprint()]).encode()
+        raw = json.dumps([self.step, self.cursor, self.offset, filters.fingerprint()]).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     @classmethod
@@ -51,11 +52,11 @@ class Position:
             return cls()
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            step, cursor, skip, fingerprint = json.loads(raw)
-            position = cls(int(step), int(cursor), int(skip))
+            step, cursor, offset, fingerprint = json.loads(raw)
+            position = cls(int(step), int(cursor), int(offset))
         except (binascii.Error, ValueError, TypeError) as exc:
             raise TokenError("continue: not a token of this list") from exc
-        if fingerprint != filters.fingerprint() or min(position.step, position.cursor, position.skip) < 0:
+        if fingerprint != filters.fingerprint() or min(position.step, position.cursor, position.offset) < 0:
             raise TokenError("continue: the token belongs to other filters")
         return position
 
@@ -63,6 +64,10 @@ class Position:
 def clamp_limit(limit: int | None) -> int:
     """The page size asked for, within 1..``MAX_LIMIT``."""
     return DEFAULT_LIMIT if limit is None else max(1, min(MAX_LIMIT, limit))
+
+
+STATE_CHUNK = 128
+"""Keys whose state one script call reads: a page reads only as many as it returns, plus one chunk."""
 
 
 def list_page(
@@ -80,29 +85,29 @@ def list_page(
     match = filters.match()
     items: list[ObjectRow] = []
     scans = scanned = 0
-    step, cursor, skip = position.step, position.cursor, position.skip
+    step, cursor, offset = position.step, position.cursor, position.offset
     while step < len(plan) and scans < MAX_SCANS and len(items) < limit:
         layout, structure = plan[step]
         following, names = scan_step(redis, layout.key(structure), structure, cursor, match, SCAN_COUNT)
         scans += 1
-        scanned += len(names)
-        visible = [name for name in names if scope.allows_key(name)]
-        rows = [
-            state.row(layout.queue)
-            for state in read_states(redis, layout, visible)
-            if state is not None and state.home == structure
-        ][skip:]
-        room = limit - len(items)
-        if len(rows) > room:
-            items += rows[:room]
-            skip += room
-            break
-        items += rows
-        skip = 0
+        scanned += len(names) - offset
+        while offset < len(names) and len(items) < limit:
+            chunk = names[offset : offset + max(STATE_CHUNK, limit - len(items))]
+            states = read_states(redis, layout, [name for name in chunk if scope.allows_key(name)])
+            rows = {s.key: s.row(layout.queue) for s in states if s is not None and s.home == structure}
+            for name in chunk:
+                offset += 1
+                if name in rows:
+                    items.append(rows[name])
+                    if len(items) == limit:
+                        break
+        if offset < len(names):
+            break  # the page is full inside this batch: the token resumes at the next name of it
+        offset = 0
         if following == 0:
             step, cursor = step + 1, 0
         else:
             cursor = following
     done = step >= len(plan)
-    next_token = None if done else Position(step, cursor, skip).encode(filters)
+    next_token = None if done else Position(step, cursor, offset).encode(filters)
     return ObjectPage(items=items, continue_=next_token, scanned=scanned)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from syncflow.console import history, overview, pages
+from syncflow.console.cache import Cached
 from syncflow.console.filters import Filters, Scope, key_part
 from syncflow.console.latency import latency
 from syncflow.console.models import Latency, Leader, ObjectDetail, ObjectPage, Overview, ReplayResult, Workers
@@ -52,9 +53,8 @@ class Reader:
     flower_url: str = ""
 
     def __post_init__(self) -> None:
-        self.counter = overview.Counter(
-            functools.partial(overview.tally, self.service.redis, self.name, self.scope)
-        )
+        self.counter = Cached(functools.partial(overview.tally, self.service.redis, self.name, self.scope))
+        self.processes = Cached(lambda: (self.agent.leader(), self.agent.workers(), self.agent.latency()))
 
     @property
     def name(self) -> str:
@@ -64,15 +64,16 @@ class Reader:
     def overview(self) -> Overview:
         """Counts per rule and workspace, queues, latency, leader and workers."""
         counted = self.counter.get()
+        leader, workers, latency = self.processes.get()
         return Overview(
             agent=self.name,
             totals=counted.totals,
             rules=sorted(counted.rules.values(), key=lambda g: g.name),
             workspaces=sorted(counted.workspaces.values(), key=lambda g: g.name),
             queues=counted.queues,
-            latency=self.agent.latency(),
-            leader=self.agent.leader(),
-            workers=self.agent.workers(),
+            latency=latency,
+            leader=leader,
+            workers=workers,
             partial=counted.partial,
             scanned=counted.scanned,
             generated_at=overview.generated(),

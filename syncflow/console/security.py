@@ -9,9 +9,8 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-from starlette.datastructures import Headers
 
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
@@ -57,8 +56,9 @@ class Auth:
                 "(SYNCFLOW_CONSOLE_TOKEN) or SYNCFLOW_CONSOLE_BASIC_AUTH=user:password, or bind 127.0.0.1"
             )
 
-    def identity(self, headers: Headers) -> str | None:
-        """Who the request is ("anonymous" when nothing is required); None: missing or wrong credentials."""
+    def identity(self, headers: Mapping[str, str]) -> str | None:
+        """Who the request is: "anonymous" when nothing is required, None for missing or wrong
+        credentials (``headers``: lower-case names, or Starlette's case-insensitive ones)."""
         if not self.required:
             return "anonymous"
         scheme, _, value = headers.get("authorization", "").partition(" ")
@@ -91,7 +91,7 @@ class Auth:
         return bool(given) and hmac.compare_digest(str(given), self.csrf_token(identity))
 
 
-def same_origin(headers: Headers, scheme: str) -> bool:
+def same_origin(headers: Mapping[str, str], scheme: str) -> bool:
     """A browser's POST comes from the console's own pages: its Origin (when sent) is the Host's."""
     origin = headers.get("origin")
     if origin is None:

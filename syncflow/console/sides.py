@@ -56,10 +56,11 @@ def _leaves(value: Any, path: str, out: dict[str, Any]) -> None:
 
 
 def diff(source: dict[str, Any], copy: dict[str, Any]) -> list[DiffLine]:
-    """The leaves of ``spec`` and ``status`` that differ between the two objects (the fields the sync
-    carries: spec down, status back), by dotted path."""
+    """The leaves that differ between the two objects outside their identity and metadata — the content
+    the sync carries (spec, data, … down; status back) — by dotted path."""
     lines: list[DiffLine] = []
-    for part in ("spec", "status"):
+    parts = sorted((set(source) | set(copy)) - {"apiVersion", "kind", "metadata"})
+    for part in parts:
         left: dict[str, Any] = {}
         right: dict[str, Any] = {}
         _leaves(source.get(part), part, left)

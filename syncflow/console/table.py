@@ -83,24 +83,26 @@ def objects_table(page: ObjectPage, now: datetime | None = None) -> str:
 
 
 def detail_text(d: ObjectDetail) -> str:
-    """One key's state, history and last error."""
+    """One key's state, history and last error, as ``kubectl describe`` lists fields."""
     h = d.history
-    lines = [
-        f"Key:          {d.row.key}",
-        f"State:        {d.row.state}",
-        f"Queue:        {d.row.queue}",
-        f"Attempts:     {h.attempts} (strikes {h.strikes})",
-        f"Last synced:  {h.last_synced or '<none>'}",
-        f"Parked at:    {h.parked_at or '<none>'}",
-        f"First failure:{' ' if h.first_failure else ' <none>'}{h.first_failure or ''}",
+    fields = [
+        ("Key", d.row.key),
+        ("State", d.row.state),
+        ("Queue", d.row.queue),
+        ("Attempts", f"{h.attempts} (strikes {h.strikes})"),
+        ("Last synced", str(h.last_synced or "<none>")),
+        ("First failure", str(h.first_failure or "<none>")),
+        ("Parked at", str(h.parked_at or "<none>")),
     ]
     if h.last_error is not None:
         e = h.last_error
         status = f"{e.status} {e.reason}".strip() if e.status is not None else e.type
-        lines += [f"Last error:   {status}: {e.message}", f"Cause:        {e.cause or '<none>'}"]
+        message = e.message if e.message.startswith(status) else f"{status}: {e.message}"
+        fields += [("Last error", message), ("Cause", e.cause or "<none>")]
     if d.flower_url:
-        lines.append(f"Flower:       {d.flower_url}")
-    return "\n".join(lines)
+        fields.append(("Flower", d.flower_url))
+    width = max(len(name) for name, _ in fields) + 2
+    return "\n".join(f"{name + ':':<{width}}{value}" for name, value in fields)
 
 
 def dump(model: BaseModel, output: str) -> str:
