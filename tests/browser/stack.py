@@ -10,7 +10,6 @@ object with a cause an operator can fix.
 from __future__ import annotations
 
 import contextlib
-import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -18,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from syncflow.config import Settings, load_settings
+from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.kcp import cluster_identity
 from syncflow.modes.workload.rules import Workspace
 from syncflow.queue.keys import ObjectKey
@@ -40,7 +41,8 @@ DEADLINE = 30.0
 SYNC_TARGET = "east"
 """The SyncTarget the agent serves."""
 HOLD = "browser.syncflow.dev/hold"
-"""A finalizer nobody releases but the stack: keeps a namespace on the physical cluster Terminating."""
+"""A finalizer nobody releases: keeps a namespace on the physical cluster Terminating while the stack
+lives."""
 
 
 @dataclass
@@ -151,12 +153,6 @@ class ConsoleStack:
         )
         return found
 
-    def failing(self, namespace: str, name: str) -> Failure | None:
-        """The failure record of the ConfigMap's sync key while it fails without being parked."""
-        queue, key = self._sync_queue(), self.key(namespace, name)
-        failure = queue.failure(key)
-        return failure if failure is not None and not queue.is_parked(key) else None
-
     # --- the console ----------------------------------------------------------------------------
 
     def start_console(self, name: str, args: Sequence[str] = (), env: dict[str, str] | None = None) -> str:
@@ -164,30 +160,12 @@ class ConsoleStack:
         port, reading the worker's metrics, plus ``args`` and ``env``; its URL once it answers."""
         return start_console(self.env, name, ("--metrics-url", self.metrics_url, *args), env or {})
 
-    def api(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-        """GET ``path`` of the console: (status code, parsed JSON or None)."""
-        request = urllib.request.Request(f"{self.url}{path}", headers=headers or {})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, _json(response.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, _json(exc.read())
 
-
-def _json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
-def _settings(agent_name: str) -> Any:
-    from syncflow.config import load_settings
-
+def _settings(agent_name: str) -> Settings:
     return load_settings(agent_name=agent_name, redis_url=session_redis_url())
 
 
-def _ensure_namespace(api: Any, name: str) -> None:
+def _ensure_namespace(api: JsonApi, name: str) -> None:
     if not api.exists(f"/api/v1/namespaces/{name}"):
         api.create("/api/v1/namespaces", {"metadata": {"name": name}})
 
