@@ -331,6 +331,19 @@ def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
     return obj if _first_sync(s, obj) or not s.rule.watch_source else None
 
 
+def _listed_uncopied(s: Sync, key: ObjectKey) -> bool:
+    """Whether the run's snapshot is the source object from a poll that listed the rule's copies (by
+    their labels, so under any name) and found none of it: the copy is created without reading it
+    first. One made since the listing is still recognised by the create's 409."""
+    snapshot = snapshots.current()
+    return (
+        snapshot is not None
+        and snapshot.uncopied
+        and snapshot.side == s.rule.source.endpoint
+        and source_ref(s.rule, ObjectRef.of(snapshot.obj)) == ObjectRef(key.cluster, key.namespace, key.name)
+    )
+
+
 def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
     """Whether the rule's selector selects source object ``obj`` (reads its Namespace when needed),
     never what :func:`filters.never_synced` names (e.g. an upsynced copy, ``kube-root-ca.crt``)."""
@@ -387,7 +400,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
         saved = create_state(s, key, {entry: content}) is not None
     if not saved:
         secret = get_or_none(s.target, secret_path) if secret_path else None
-        copy = copy_at(s, key, location, made=secret is not None)
+        copy = None if _listed_uncopied(s, key) else copy_at(s, key, location, made=secret is not None)
         wanted, content = _desired(s, key, obj, copy, location, workspace_path)
     last = state.read_state(secret, entry)
     made = False
