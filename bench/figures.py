@@ -6,6 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, TypedDict
 
 import orjson
@@ -237,3 +238,80 @@ def table(runs: Sequence[ModeFigures]) -> str:
 def as_json(runs: Sequence[ModeFigures]) -> str:
     """``runs`` as a JSON array of objects (a missing figure is null)."""
     return orjson.dumps([f.as_json() for f in runs], option=orjson.OPT_INDENT_2).decode()
+
+
+def doublings(rates: Mapping[int, float]) -> list[tuple[int, int, float]]:
+    """Each step of ``rates`` (objects/s by worker processes, in ascending order of processes) as
+    (processes before, after, the ratio of their objects/s)."""
+    counts = sorted(rates)
+    return [(a, b, rates[b] / rates[a] if rates[a] else 0.0) for a, b in pairwise(counts)]
+
+
+def scale_table(runs: Mapping[str, Mapping[int, ModeFigures]], latency: str) -> str:
+    """A markdown table of each mode's runs by worker processes (each on a fresh stack), with the growth
+    of objects/s (whole run; middle 80 %) over the count before, then each mode's doublings."""
+    header = ["mode", "worker processes", "obj/s", "x prev", "middle 80 % obj/s", "x prev"]
+    header += ["API req/obj", "sync/obj", "load before", "load after"]
+    rows = [header]
+    summary = []
+    for mode, by_workers in runs.items():
+        previous: ModeFigures | None = None
+        for workers, f in sorted(by_workers.items()):
+            rows.append(
+                [
+                    mode,
+                    str(workers),
+                    _n(f.rate, 1),
+                    _growth(f.rate, previous.rate if previous else None),
+                    _n(f.middle_rate, 1),
+                    _growth(f.middle_rate, previous.middle_rate if previous else None),
+                    _n(f.requests, 2),
+                    _n(f.sync, 2),
+                    _load(f.load_before),
+                    _load(f.load_after),
+                ]
+            )
+            previous = f
+        steps = doublings({n: f.rate for n, f in by_workers.items()})
+        summary.append(
+            f"{mode}: "
+            + ", ".join(f"{a} -> {b} x{ratio:.2f}" for a, b, ratio in steps)
+            + " (whole run; issue 32's target: >= x1.8 per doubling)"
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    return "\n".join(
+        [
+            line(rows[0]),
+            line(["-" * w for w in widths]),
+            *(line(row) for row in rows[1:]),
+            "",
+            *summary,
+            f"devcluster --latency {latency} on every API server; a fresh stack per count, no baseline;"
+            f" load: 1, 5 and 15 min averages on {os.cpu_count()} cores",
+        ]
+    )
+
+
+def _growth(now: float | None, before: float | None) -> str:
+    return f"x{now / before:.2f}" if now is not None and before else ""
+
+
+def scale_json(runs: Mapping[str, Mapping[int, ModeFigures]]) -> str:
+    """The scale-out as JSON: per mode, each run's figures and the doublings of objects/s."""
+    return orjson.dumps(
+        {
+            mode: {
+                "runs": [f.as_json() for _, f in sorted(by_workers.items())],
+                "doublings": [
+                    {"from": a, "to": b, "ratio": ratio}
+                    for a, b, ratio in doublings({n: f.rate for n, f in by_workers.items()})
+                ],
+            }
+            for mode, by_workers in runs.items()
+        },
+        option=orjson.OPT_INDENT_2,
+    ).decode()

@@ -1,11 +1,11 @@
-"""The steady phase's arithmetic (``bench.steady``): pacing, the burst's bound, latency percentiles, a
-status change's way upstream. No clock is read."""
+"""The steady phase's arithmetic (``bench.steady``) and the scale-out's (``bench.figures``): pacing, the
+burst's bound, latency percentiles, a status change's way upstream, doublings. No clock is read."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.figures import percentile
+from bench.figures import ModeFigures, doublings, percentile, scale_table
 from bench.steady import (
     StatusLog,
     last_copy_bound,
@@ -115,3 +115,25 @@ def test_statuses_are_returned_once_upstream_shows_each_objects_latest() -> None
     assert not returned(down, _log(("a", 1.5, {"ready": 0}), ("b", 1.5, {"ready": 1})), ["a", "b"])
     assert returned(down, _log(("a", 2.5, {"ready": 1}), ("b", 1.5, {"ready": 1})), ["a", "b"])
     assert not returned(down, _log(("a", 2.5, {"ready": 1}), ("b", 1.5, {"ready": 1})), ["a", "b", "c"])
+
+
+def test_each_doubling_of_workers_gives_its_ratio_of_objects_per_second() -> None:
+    assert doublings({4: 50.0, 1: 15.0, 2: 28.5}) == [
+        (1, 2, pytest.approx(1.9)),
+        (2, 4, pytest.approx(50.0 / 28.5)),
+    ]
+
+
+def test_the_scale_out_table_shows_each_count_and_the_doublings() -> None:
+    def run(workers: int, rate: float) -> ModeFigures:
+        return ModeFigures("clusters", f"{workers}", "", rate, None, middle_rate=rate + 2, requests=3.0)
+
+    text = scale_table({"clusters": {1: run(1, 10.0), 2: run(2, 19.0), 4: run(4, 36.1)}}, "20ms")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()[2:5]]
+
+    assert [row[:6] for row in rows] == [
+        ["clusters", "1", "10.0", "", "12.0", ""],
+        ["clusters", "2", "19.0", "x1.90", "21.0", "x1.75"],
+        ["clusters", "4", "36.1", "x1.90", "38.1", "x1.81"],
+    ]
+    assert "clusters: 1 -> 2 x1.90, 2 -> 4 x1.90" in text
