@@ -421,11 +421,12 @@ def report(
     r, base, steady = measured.synced, measured.base, measured.steady
     assert base is not None, "this report compares with the baseline"
     bound = "" if r["bound_s"] is None else f" (bound {r['bound_s']:.1f} s)"
+    status_ms = "—" if not steady or steady["status_p50"] is None else f"{steady['status_p50']:.0f} ms"
     steady_lines = (
         [
             f"  steady phase      {options.steady} Deployments at {steady['rate']:.1f}/s (half the burst):"
             f" p50 {steady['p50']:.0f} ms  p99 {steady['p99']:.0f} ms (create -> physical copy)",
-            f"    status p50 {steady['status_p50'] or 0:.0f} ms  (status change in the physical cluster ->"
+            f"    status p50 {status_ms}  (status change in the physical cluster ->"
             f" kcp, {steady['status_changes']} changes, {steady['status_missing']} never shown upstream)",
         ]
         if steady
