@@ -146,6 +146,18 @@ class QueueService:
                 replayed += self.publish(queue.name, [(key, lane) for key, lane in lanes if lane is not None])
         return replayed
 
+    def forget_synced(self, keys: Iterable[str]) -> None:
+        """Drop these keys from their queues' synced record (one round trip): keys of an object that is
+        gone, e.g. its ``status`` key when its ``sync`` run removed the copy. Unknown verbs are skipped."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                try:
+                    queue = self.queue_for(ObjectKey.parse(key))
+                except (LookupError, ValueError):
+                    continue
+                pipe.hdel(queue.layout.key("K"), key)
+            pipe.execute()
+
     def stats(self) -> list[QueueStats]:
         """Structure sizes of every keyed queue."""
         return [queue.stats() for queue in self.queues.values()]

@@ -35,7 +35,7 @@ from syncflow.sync import metadata as md
 from syncflow.sync.changes import filters_copy_changes
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
-from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.ownership import Owner, Reach, RefusedError
@@ -270,7 +270,7 @@ def _drop_state(s: Sync, key: ObjectKey) -> None:
 
 
 def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
-    """The source object is confirmed gone: remove (or orphan) what we made for it; the key then names
+    """The source object is confirmed gone: remove (or orphan) what we made for it; its keys then name
     nothing any more (``gone.mark``)."""
     if copy is not None:
         if s.rule.deletion == "orphan" or _kept(s, copy):
@@ -278,7 +278,13 @@ def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
         else:
             _delete_copy(s, key, copy)
     _drop_state(s, key)
-    gone.mark()
+    gone.mark(*_other_keys(s, key))
+
+
+def _other_keys(s: Sync, key: ObjectKey) -> list[str]:
+    """The other keys of the object ``key`` names (its status and related keys), which end with it."""
+    verbs = [STATUS, RELATED] if s.rule.related else [STATUS]
+    return [str(ObjectKey(verb, key.rule, key.cluster, key.namespace, key.name)) for verb in verbs]
 
 
 def sync_object(s: Sync, key: ObjectKey) -> None:
@@ -597,15 +603,17 @@ def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Non
         _orphan_copy(s, key, copy)
     _drop_state(s, key)
     release_finalizer(s, key, obj)
+    gone.mark(*_other_keys(s, key))  # syncflow is done with it: the object goes once others are
 
 
 def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
     """The object no longer matches the selector: release it; keep the copy unless the rule deletes
-    (and does not keep this object's copy)."""
+    (and does not keep this object's copy). Its keys then name nothing syncflow syncs."""
     if copy is not None and s.rule.unmatched == "delete" and not _kept(s, copy, obj):
         _delete_copy(s, key, copy)
         _drop_state(s, key)
     release_finalizer(s, key, obj)
+    gone.mark(*_other_keys(s, key))
 
 
 def _returns_status(rule: SyncRule) -> bool:

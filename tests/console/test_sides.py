@@ -90,6 +90,7 @@ def synced(service: QueueService, clusters: tuple[DevclusterProcess, DevclusterP
     key = f"sync/settings/ws1/{NAMESPACE}/{name}"
     sync_object(Sync(the_rule, pair), ObjectKey.parse(key))
     put(service, key, "synced")
+    put(service, key.replace("sync/", "status/", 1), "synced")
     return Synced(pair, key, f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
 
 
@@ -154,3 +155,4 @@ def test_a_run_that_finds_the_source_gone_forgets_the_key(service: QueueService,
     assert outcomes[-1] == "ok" and len(outcomes) < 4, outcomes
     assert get_or_none(synced.pair.downstream, synced.source) is None, "the copy went with its source"
     assert reader_with(service, synced.pair).object(synced.key) is None, "the key names nothing any more"
+    assert reader_with(service, synced.pair).object(synced.key.replace("sync/", "status/", 1)) is None
