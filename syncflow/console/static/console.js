@@ -61,6 +61,13 @@ function overviewPage() {
     const rule = button.dataset.rule;
     confirmThen(`Replay every parked key of rule ${rule}?`, () => showResult(post("/api/replay", { rule })));
   });
+  document.getElementById("replay-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const fields = Object.fromEntries(new FormData(event.target));
+    const what = [fields.rule && `rule ${fields.rule}`, fields.cause && `cause ${fields.cause}`].filter(Boolean);
+    if (!what.length) { document.getElementById("replay-result").textContent = "name a rule, a cause or both"; return; }
+    confirmThen(`Replay every parked key of ${what.join(" and ")}?`, () => showResult(post("/api/replay", fields)));
+  });
   poll(async () => {
     const o = await getJSON("/api/overview");
     const totals = document.getElementById("totals-row");
