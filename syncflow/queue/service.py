@@ -129,15 +129,37 @@ class QueueService:
                     break
         return readded
 
-    def replay_matching(self, match: str = "*") -> int:
-        """Replay every parked key matching the glob, in batches; returns how many were replayed."""
+    def replay_matching(
+        self, match: str = "*", *, cause: str | None = None, keep: Callable[[str], bool] | None = None
+    ) -> int:
+        """Replay every parked key matching the glob, in batches of ``pump_batch``; only those whose
+        last failure named ``cause`` (if given) and that ``keep`` accepts (if given). Returns how many
+        were replayed."""
         replayed = 0
         for queue in self.queues.values():
             names = queue.parked_names(match)
             while batch := list(itertools.islice(names, self.settings.pump_batch)):
+                if keep is not None:
+                    batch = [name for name in batch if keep(name)]
+                if cause is not None:
+                    batch = [
+                        name for name, named in zip(batch, queue.causes(batch), strict=True) if named == cause
+                    ]
                 lanes = [(ObjectKey.parse(name), queue.replay(name)) for name in batch]
                 replayed += self.publish(queue.name, [(key, lane) for key, lane in lanes if lane is not None])
         return replayed
+
+    def forget_synced(self, keys: Iterable[str]) -> None:
+        """Drop these keys from their queues' synced record (one round trip): keys of an object that is
+        gone, e.g. its ``status`` key when its ``sync`` run removed the copy. Unknown verbs are skipped."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                try:
+                    queue = self.queue_for(ObjectKey.parse(key))
+                except (LookupError, ValueError):
+                    continue
+                pipe.hdel(queue.layout.key("K"), key)
+            pipe.execute()
 
     def stats(self) -> list[QueueStats]:
         """Structure sizes of every keyed queue."""

@@ -21,6 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.metrics import record as metrics
+from syncflow.queue import gone
 from syncflow.queue.errors import RequeueAfter, TransientError, classify, describe
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.workqueue import Outcome
@@ -88,6 +89,7 @@ class RuleWorker:
         entry = self.registry.lookup(key.rule)
         if entry.state == "gone":
             log_event(logger, "sync.rule_gone", key=str(key))
+            gone.mark()
             return None
         if entry.state != "ready" or entry.rule is None:
             raise TransientError(f"rule {key.rule} is not ready: {entry.reason}")
