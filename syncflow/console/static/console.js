@@ -134,9 +134,12 @@ function fillError(error) {
   box.replaceChildren();
   if (!error) { box.appendChild(el("p", { class: "note" }, "none")); return; }
   const line = el("p");
-  line.append(el("b", { class: "status", id: "e-status" }, error.status === null ? "" : String(error.status)), " ",
-    el("span", { id: "e-reason" }, error.reason), " · ", el("span", { id: "e-type" }, error.type),
-    " · cause ", el("code", { id: "e-cause" }, error.cause || "none"));
+  line.append(el("span", { id: "e-type" }, error.type));
+  if (error.status !== null) {
+    line.append(" · HTTP ", el("b", { class: "status", id: "e-status" }, String(error.status)), " ",
+      el("span", { id: "e-reason" }, error.reason));
+  }
+  line.append(" · cause ", el("code", { id: "e-cause" }, error.cause || "none"));
   box.append(line, el("pre", { id: "e-message" }, error.message));
 }
 
