@@ -1,4 +1,4 @@
-"""The state of keys of one work queue, read in one pipeline (docs/architecture.md §5.1).
+"""The state of keys of one work queue, read by one read-only script call (docs/architecture.md §5.1).
 
 A key may sit in several structures at once (dirty while leased, synced before and pending again);
 its state is the first that holds: leased → ``running``, in X → ``parked``, in W → ``retrying``

@@ -8,6 +8,7 @@ viewers poll. Synced keys, the bulk, are counted inside Redis (``count.lua``).""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -19,6 +20,7 @@ from syncflow.console.keystate import SCANNED, read_states
 from syncflow.console.models import Counts, GroupCounts, QueueDepth, State
 from syncflow.console.scanning import scan_step
 from syncflow.queue.layout import KEYED_QUEUES, QueueLayout
+from syncflow.sync.keys import RELATED, STATUS, SYNC
 
 SCAN_COUNT = 5000
 """COUNT of each SCAN call of the small structures (all but K): a few milliseconds of Redis time."""
@@ -30,6 +32,11 @@ MAX_ENTRIES = 500_000
 MAX_GROUPS = 200
 """Rules and workspaces counted by name at most; the rest count under ``OTHER``."""
 OTHER = "(other)"
+CONTROL = "(control)"
+"""The rule row of every key that names no object (a mode's control plane, rule-wide work); such keys
+count under no workspace."""
+OBJECT_VERBS = (SYNC, STATUS, RELATED)
+"""Verbs whose keys name one source object: they count under their rule and workspace."""
 
 
 @dataclass
@@ -51,8 +58,11 @@ class _Groups:
         self.counts: dict[tuple[str, str, State], int] = {}
 
     def count(self, key: str, state: State, n: int = 1) -> None:
-        _, rule, workspace, _ = key.split("/", 3)
-        self.add(rule, workspace, state, n)
+        verb, rule, workspace, _ = key.split("/", 3)
+        if verb in OBJECT_VERBS:
+            self.add(rule, workspace, state, n)
+        else:
+            self.add(CONTROL, "", state, n)
 
     def add(self, rule: str, workspace: str, state: State, n: int) -> None:
         group = (rule, workspace, state)
@@ -62,7 +72,8 @@ class _Groups:
         for (rule, workspace, state), n in self.counts.items():
             result.totals.add(state, n)
             _group(result.rules, rule).add(state, n)
-            _group(result.workspaces, workspace).add(state, n)
+            if workspace:
+                _group(result.workspaces, workspace).add(state, n)
 
 
 def _group(groups: dict[str, GroupCounts], name: str) -> GroupCounts:
@@ -78,7 +89,7 @@ _COUNT = (resources.files(__package__) / "count.lua").read_text(encoding="utf-8"
 
 def _count_step(redis: Redis, name: str, cursor: int) -> tuple[int, dict[tuple[str, str], int]]:
     """One HSCAN step of K, counted per (rule, workspace) inside Redis (``count.lua``)."""
-    following, *flat = redis.register_script(_COUNT)([name], [cursor, COUNT_STEP])
+    following, *flat = redis.register_script(_COUNT)([name], [cursor, COUNT_STEP, *OBJECT_VERBS])
     seen = {}
     for i in range(0, len(flat), 2):
         rule, _, workspace = _text(flat[i]).partition("/")
@@ -96,7 +107,7 @@ def tally(redis: Redis, agent: str, scope: Scope) -> Tally:
     result, groups = Tally(), _Groups()
     budget = MAX_ENTRIES
     now = time.time()
-    visible = scope.allows_key if scope.workspaces else None
+    visible = _scoped_object_key(scope) if scope.workspaces else None
     for queue in KEYED_QUEUES:
         layout = QueueLayout(agent, queue)
         depth, oldest = 0, None
@@ -108,7 +119,7 @@ def tally(redis: Redis, agent: str, scope: Scope) -> Tally:
                     budget -= sum(seen.values())
                     result.scanned += sum(seen.values())
                     for (rule, workspace), n in seen.items():
-                        if scope.allows(workspace):
+                        if scope.allows(workspace):  # a control pair's "" only when unscoped
                             groups.add(rule, workspace, "synced", n)
                     continue
                 cursor, names = scan_step(
@@ -134,6 +145,11 @@ def tally(redis: Redis, agent: str, scope: Scope) -> Tally:
         result.queues.append(QueueDepth(queue=queue, depth=depth, oldest_pending_seconds=oldest))
     groups.into(result)
     return result
+
+
+def _scoped_object_key(scope: Scope) -> Callable[[str], bool]:
+    """A scoped viewer counts the object keys of its workspaces only: control keys are the agent's."""
+    return lambda key: scope.allows_key(key) and key.split("/", 1)[0] in OBJECT_VERBS
 
 
 def generated() -> datetime:

@@ -63,7 +63,6 @@ class Guard(BaseHTTPMiddleware):
                 status_code=401,
                 headers={"WWW-Authenticate": self.auth.challenge()},
             )
-        request.state.identity = identity
         request.state.csrf = self.auth.csrf_token(identity)
         if request.method == "POST":
             if not same_origin(request.headers, request.url.scheme):

@@ -15,12 +15,15 @@ from syncflow.console.agent import ping_workers, read_leader
 from syncflow.console.filters import Scope
 from syncflow.console.reader import Agent, Reader
 from syncflow.console.sides import Sides
-from syncflow.kube.clients import cluster_client, kcp_client
+from syncflow.kube.clients import cluster_client, for_cluster, kcp_client
 
 
 def _lease_client(settings: Settings) -> ApiClient:
-    """The cluster of the leader Lease: the one the agent runs next to, else kcp."""
-    return cluster_client(settings) if modes.next_to_cluster(settings) else kcp_client(settings)
+    """Where the leader Lease lives: the cluster the agent runs next to, else (clusters mode's central
+    agent) its workspace in kcp."""
+    if modes.next_to_cluster(settings):
+        return cluster_client(settings)
+    return for_cluster(kcp_client(settings), settings.workspace_cluster or "")
 
 
 def build_reader(

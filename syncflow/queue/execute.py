@@ -12,6 +12,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from redis.exceptions import RedisError
+
 from syncflow.kube import echoes, snapshots
 from syncflow.metrics import record as metrics
 from syncflow.queue import gone, ruleentries
@@ -187,12 +189,15 @@ def _run_key(
     after = error.seconds if isinstance(error, RequeueAfter) else 0.0
     payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome, token)
     cause = str(getattr(error, "cause", None) or "")
-    end = RunEnd(outcome, after, payload, cause, own_writes, gone=bool(found_gone))
+    end = RunEnd(outcome, after, payload, cause, own_writes, gone=found_gone.gone)
     next_claim: Taken | None = None
     if following is not None and service.queue_for(following) is queue and claim_following():
         result, next_claim = queue.finish_claim(key, token, end, following)
     else:
         result = queue.finish(key, token, end)
+    if outcome is Outcome.OK and found_gone.also:
+        with contextlib.suppress(RedisError):  # only the console's record: never fail a done run for it
+            service.forget_synced(found_gone.also)
     worked = time.monotonic() - started
     metrics.queue_worked(queue.name, worked)
     if result.retried:

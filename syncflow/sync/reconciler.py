@@ -35,7 +35,7 @@ from syncflow.sync import metadata as md
 from syncflow.sync.changes import filters_copy_changes
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
-from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.ownership import Owner, Reach, RefusedError
@@ -270,7 +270,7 @@ def _drop_state(s: Sync, key: ObjectKey) -> None:
 
 
 def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
-    """The source object is confirmed gone: remove (or orphan) what we made for it; the key then names
+    """The source object is confirmed gone: remove (or orphan) what we made for it; its keys then name
     nothing any more (``gone.mark``)."""
     if copy is not None:
         if s.rule.deletion == "orphan" or _kept(s, copy):
@@ -278,7 +278,13 @@ def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
         else:
             _delete_copy(s, key, copy)
     _drop_state(s, key)
-    gone.mark()
+    gone.mark(*_other_keys(s, key))
+
+
+def _other_keys(s: Sync, key: ObjectKey) -> list[str]:
+    """The other keys of the object ``key`` names (its status and related keys), which end with it."""
+    verbs = [STATUS, RELATED] if s.rule.related else [STATUS]
+    return [str(ObjectKey(verb, key.rule, key.cluster, key.namespace, key.name)) for verb in verbs]
 
 
 def sync_object(s: Sync, key: ObjectKey) -> None:
@@ -332,6 +338,19 @@ def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
     if _meta(obj).get("deletionTimestamp") or not selected(s, key, obj):
         return None
     return obj if _first_sync(s, obj) or not s.rule.watch_source else None
+
+
+def _listed_uncopied(s: Sync, key: ObjectKey) -> bool:
+    """Whether the run's snapshot is the source object from a poll that listed the rule's copies (by
+    their labels, so under any name) and found none of it: the copy is created without reading it
+    first. One made since the listing is still recognised by the create's 409."""
+    snapshot = snapshots.current()
+    return (
+        snapshot is not None
+        and snapshot.uncopied
+        and snapshot.side == s.rule.source.endpoint
+        and source_ref(s.rule, ObjectRef.of(snapshot.obj)) == ObjectRef(key.cluster, key.namespace, key.name)
+    )
 
 
 def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
@@ -390,7 +409,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
         saved = create_state(s, key, {entry: content}) is not None
     if not saved:
         secret = get_or_none(s.target, secret_path) if secret_path else None
-        copy = copy_at(s, key, location, made=secret is not None)
+        copy = None if _listed_uncopied(s, key) else copy_at(s, key, location, made=secret is not None)
         wanted, content = _desired(s, key, obj, copy, location, workspace_path)
     last = state.read_state(secret, entry)
     made = False
@@ -597,15 +616,17 @@ def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Non
         _orphan_copy(s, key, copy)
     _drop_state(s, key)
     release_finalizer(s, key, obj)
+    gone.mark(*_other_keys(s, key))  # syncflow is done with it: the object goes once others are
 
 
 def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
     """The object no longer matches the selector: release it; keep the copy unless the rule deletes
-    (and does not keep this object's copy)."""
+    (and does not keep this object's copy). Its keys then name nothing syncflow syncs."""
     if copy is not None and s.rule.unmatched == "delete" and not _kept(s, copy, obj):
         _delete_copy(s, key, copy)
         _drop_state(s, key)
     release_finalizer(s, key, obj)
+    gone.mark(*_other_keys(s, key))
 
 
 def _returns_status(rule: SyncRule) -> bool:

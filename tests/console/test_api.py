@@ -53,6 +53,8 @@ def test_overview_counts_per_rule_workspace_and_queue(client: TestClient) -> Non
 def test_the_overview_page_has_a_row_per_rule(client: TestClient) -> None:
     page = client.get("/").text
     assert page.count('data-testid="rule-row"') == 2
+    assert page.count('data-testid="replay-rule"') == 2, "both rules have parked keys"
+    assert 'data-testid="replay-form"' in page and 'data-testid="replay-parked"' in page
 
 
 def test_objects_by_state_and_filters(client: TestClient) -> None:

@@ -4,6 +4,7 @@ key exactly once. The keys go in with pipelines under the test's own agent and a
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,7 +50,7 @@ def filled() -> Iterator[tuple[CountingRedis, Settings]]:
     from syncflow.config import load_settings
 
     redis = CountingRedis.from_url(session_redis_url(), socket_timeout=30)
-    settings = load_settings(agent_name="cpages-100k")
+    settings = load_settings(agent_name=f"cpages-{uuid.uuid4().hex[:8]}")
     delete_agent_keys(redis, settings.agent_name)
     layout = QueueLayout(settings.agent_name, "sync")
     with redis.pipeline(transaction=False) as pipe:

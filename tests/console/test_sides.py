@@ -14,10 +14,12 @@ from syncflow.console.reader import Reader
 from syncflow.console.sides import Sides
 from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.queue.execute import run_keyed
 from syncflow.queue.keys import ObjectKey
+from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
 from syncflow.sync.endpoints import EndpointPair
-from syncflow.sync.reconciler import Sync, sync_object
+from syncflow.sync.reconciler import Sync, get_or_none, sync_object
 from syncflow.sync.registry import RuleEntry, RuleRegistry
 from syncflow.sync.rule import IdentityPlacement, Resource, Side, SyncRule
 from syncflow.sync.worker import RuleWorker
@@ -88,6 +90,7 @@ def synced(service: QueueService, clusters: tuple[DevclusterProcess, DevclusterP
     key = f"sync/settings/ws1/{NAMESPACE}/{name}"
     sync_object(Sync(the_rule, pair), ObjectKey.parse(key))
     put(service, key, "synced")
+    put(service, key.replace("sync/", "status/", 1), "synced")
     return Synced(pair, key, f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
 
 
@@ -129,3 +132,27 @@ def test_a_rule_not_in_the_registry_says_so(service: QueueService, synced: Synce
     detail = reader.object("sync/unknown/ws1/default/web")
     assert detail is not None and detail.source is not None
     assert detail.source.error.startswith("rule unknown is pending")
+
+
+def test_a_run_that_finds_the_source_gone_forgets_the_key(service: QueueService, synced: Synced) -> None:
+    key = ObjectKey.parse(synced.key)
+    sync = Sync(rule(service.settings.agent_name), synced.pair)
+    service.add(key)
+    assert (
+        run_keyed(service, LeaseRenewer(30), lambda k: sync_object(sync, k), synced.key, "t1#1").outcome
+        == "ok"
+    )
+    assert reader_with(service, synced.pair).object(synced.key, sides=False).row.state == "synced"  # type: ignore[union-attr]
+    synced.pair.upstream.delete(synced.source)
+    outcomes = []
+    for run in range(4):  # delete the copy, wait for it, release the finalizer; then the source is gone
+        gone_before = get_or_none(synced.pair.upstream, synced.source) is None
+        service.add(key)  # as the watch events of those writes do
+        report = run_keyed(service, LeaseRenewer(30), lambda k: sync_object(sync, k), synced.key, f"t{run}#2")
+        outcomes.append(report.outcome)
+        if gone_before:
+            break
+    assert outcomes[-1] == "ok" and len(outcomes) < 4, outcomes
+    assert get_or_none(synced.pair.downstream, synced.source) is None, "the copy went with its source"
+    assert reader_with(service, synced.pair).object(synced.key) is None, "the key names nothing any more"
+    assert reader_with(service, synced.pair).object(synced.key.replace("sync/", "status/", 1)) is None

@@ -50,6 +50,16 @@ def test_a_handler_marks_its_key_gone_through_the_run(service: QueueService) -> 
     assert synced(service, KEY), "a later ok run records it again"
 
 
+def test_a_run_may_forget_the_other_keys_of_its_object(service: QueueService) -> None:
+    status = "status/dbs/root:team-a/default/web"
+    put(service, KEY, "synced")
+    put(service, status, "synced")
+    service.add(ObjectKey.parse(KEY))
+    run_keyed(service, LeaseRenewer(30), lambda key: gone.mark(status, "nonsense"), KEY, "t1#1")
+    assert not synced(service, KEY)
+    assert not service.redis.hexists(service.queues["status"].layout.key("K"), status)
+
+
 def test_mark_outside_a_run_does_nothing() -> None:
     gone.mark()
 

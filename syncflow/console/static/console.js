@@ -61,6 +61,13 @@ function overviewPage() {
     const rule = button.dataset.rule;
     confirmThen(`Replay every parked key of rule ${rule}?`, () => showResult(post("/api/replay", { rule })));
   });
+  document.getElementById("replay-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const fields = Object.fromEntries(new FormData(event.target));
+    const what = [fields.rule && `rule ${fields.rule}`, fields.cause && `cause ${fields.cause}`].filter(Boolean);
+    if (!what.length) { document.getElementById("replay-result").textContent = "name a rule, a cause or both"; return; }
+    confirmThen(`Replay every parked key of ${what.join(" and ")}?`, () => showResult(post("/api/replay", fields)));
+  });
   poll(async () => {
     const o = await getJSON("/api/overview");
     const totals = document.getElementById("totals-row");
@@ -127,9 +134,12 @@ function fillError(error) {
   box.replaceChildren();
   if (!error) { box.appendChild(el("p", { class: "note" }, "none")); return; }
   const line = el("p");
-  line.append(el("b", { class: "status", id: "e-status" }, error.status === null ? "" : String(error.status)), " ",
-    el("span", { id: "e-reason" }, error.reason), " · ", el("span", { id: "e-type" }, error.type),
-    " · cause ", el("code", { id: "e-cause" }, error.cause || "none"));
+  line.append(el("span", { id: "e-type" }, error.type));
+  if (error.status !== null) {
+    line.append(" · HTTP ", el("b", { class: "status", id: "e-status" }, String(error.status)), " ",
+      el("span", { id: "e-reason" }, error.reason));
+  }
+  line.append(" · cause ", el("code", { id: "e-cause" }, error.cause || "none"));
   box.append(line, el("pre", { id: "e-message" }, error.message));
 }
 
