@@ -55,7 +55,7 @@ def test_the_overview_page_has_a_row_per_rule(client: TestClient) -> None:
     assert page.count('data-testid="rule-row"') == 2
     assert page.count('data-testid="replay-rule"') == 2, "both rules have parked keys"
     assert 'data-testid="replay-form"' in page and 'data-testid="replay-parked"' in page
-    assert '<td class="n parked" data-state="parked">1</td>' in page, "counts rendered, not left to the script"
+    assert '<td class="n parked" data-state="parked">1</td>' in page, "rendered with the page"
 
 
 def test_objects_by_state_and_filters(client: TestClient) -> None:
