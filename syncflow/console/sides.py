@@ -71,6 +71,10 @@ def diff(source: dict[str, Any], copy: dict[str, Any]) -> list[DiffLine]:
     return lines[:MAX_DIFF]
 
 
+NO_COPY = "no copy made by syncflow (an object it did not make is never shown as the copy)"
+"""The copy side when the label search finds none: an object in the way is named by the last error."""
+
+
 class Sides:
     """Reads the two sides of object keys with the mode's endpoints (built on first use, once)."""
 
@@ -105,7 +109,7 @@ class Sides:
                 s.source_path(key),
                 lambda: get_or_none(s.source(key), s.source_path(key)),
             )
-            copy = self._side(entry.rule.target.endpoint, "", lambda: find_copy(s, key))
+            copy = self._side(entry.rule.target.endpoint, "", lambda: find_copy(s, key), NO_COPY)
         if copy.object is not None and not copy.path:
             meta = copy.object.get("metadata") or {}
             copy = copy.model_copy(
@@ -119,11 +123,13 @@ class Sides:
         return source, copy, differences
 
     @staticmethod
-    def _side(endpoint: str, path: str, read: Callable[[], dict[str, Any] | None]) -> Side:
+    def _side(
+        endpoint: str, path: str, read: Callable[[], dict[str, Any] | None], missing: str = "not found"
+    ) -> Side:
         try:
             found = read()
         except Exception as exc:  # unreachable cluster, 403, a timeout: a message, never a failed page
             return Side(endpoint=endpoint, path=path, error=describe(exc))
         if found is None:
-            return Side(endpoint=endpoint, path=path, error="not found")
+            return Side(endpoint=endpoint, path=path, error=missing)
         return Side(endpoint=endpoint, path=path, object=owned(found))

@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from syncflow.console.reader import Reader
-from syncflow.console.sides import Sides
+from syncflow.console.sides import NO_COPY, Sides
 from syncflow.kube.clients import load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.execute import run_keyed
@@ -108,6 +108,10 @@ def test_source_and_copy_side_by_side_with_their_difference(service: QueueServic
     assert changed["diff"] == [{"path": "data.size", "source": "20", "copy": "10"}]
     page = client_for(reader).get(f"/objects/{synced.key}").text
     assert 'data-testid="source"' in page and 'data-testid="copy"' in page and "data.size" in page
+    synced.pair.downstream.delete(synced.source)
+    gone = reader.object(synced.key)
+    assert gone is not None and gone.copy_ is not None and gone.copy_.object is None
+    assert gone.copy_.error == NO_COPY and gone.diff == []
 
 
 def test_an_unreachable_cluster_is_a_message(
