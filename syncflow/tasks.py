@@ -296,7 +296,7 @@ def status_poll() -> int:
 @keyed_task("poll", queue=CONTROL_QUEUE, names_rule=True)
 def poll(key: ObjectKey) -> None:
     """List one polled rule's source (upsync) and enqueue the objects that changed or went."""
-    rule_worker().poll(key, runtime.service.add_many, runtime.service.add_seen)
+    rule_worker().poll(key, runtime.service.add_many, runtime.service.add_seen, runtime.service.held)
 
 
 @periodic_task("syncflow.poll-tick")

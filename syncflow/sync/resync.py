@@ -219,21 +219,22 @@ class PollChanges:
     gone: set[ObjectKey]
 
 
-def poll_changes(rule: SyncRule, endpoints: Endpoints) -> PollChanges:
-    """For a polled source (upsync): what changed since the copies were made (see ``PollChanges``)."""
+def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys: set()) -> PollChanges:
+    """For a polled source (upsync): what changed since the copies were made (see ``PollChanges``).
+    An object listed without a copy is left out when nothing needs to sync it: the queue holds its key
+    (``held``), or a second list of the copies finds one (synced while the first lists ran), as in a
+    resync, so a poll that overlaps a long initial upsync does not sync its objects twice."""
     listing = list_sides(rule, endpoints)
-    seen: dict[ObjectKey, dict[str, Any]] = {}
-    uncopied: set[ObjectKey] = set()
+    missing, stale = set(), set()
     for ref, obj in listing.sources.items():
         copy = listing.copies.get(ref)
-        if copy is None and not filters.concerns(rule, obj):
-            continue
-        if copy is not None and _made_from(copy) == obj["metadata"].get("resourceVersion"):
-            continue
-        key = key_for(SYNC, rule, ref)
-        seen[key] = obj
-        if copy is None:
-            uncopied.add(key)
+        if copy is None and filters.concerns(rule, obj):
+            missing.add(ref)
+        elif copy is not None and _made_from(copy) != obj["metadata"].get("resourceVersion"):
+            stale.add(ref)
+    uncopied = _unattended(rule, endpoints, missing, held)
+    keys = {ref: key_for(SYNC, rule, ref) for ref in stale | missing}
+    seen = {keys[ref]: listing.sources[ref] for ref in keys if ref in stale or keys[ref] in uncopied}
     gone = {key_for(SYNC, rule, ref) for ref in set(listing.copies) - set(listing.sources)}
     return PollChanges(seen, uncopied, gone)
 

@@ -241,14 +241,14 @@ class RuleWorker:
         """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
         return [poll_key(rule) for rule in self.registry.ready_rules() if not rule.watch_source]
 
-    def poll(self, key: ObjectKey, enqueue: Enqueue, add_seen: AddSeen) -> None:
+    def poll(self, key: ObjectKey, enqueue: Enqueue, add_seen: AddSeen, held: resync_mod.Held) -> None:
         """List a polled rule's source and copies once; enqueue the objects that went, and add those
         that changed with each object as listed (``add_seen``: its snapshot, so its sync need not read
         it again)."""
         s = self._lookup(key)
         if s is None:
             return
-        changes = resync_mod.poll_changes(s.rule, self.endpoints)
+        changes = resync_mod.poll_changes(s.rule, self.endpoints, held)
         if changes.gone:
             enqueue(changes.gone)
         if changes.seen:

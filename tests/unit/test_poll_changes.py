@@ -1,0 +1,101 @@
+"""What one poll of a polled (upsync) rule hands on: objects without a copy, marked so, and objects whose
+copy holds another version of them; an object the queue already holds, or whose copy a second list of
+the copies finds (it was synced while the first lists ran), is left to the run that made it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncflow.queue.keys import ObjectKey
+from syncflow.sync.desired import remote_labels
+from syncflow.sync.metadata import REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOTATION
+from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
+from syncflow.sync.resync import poll_changes
+from syncflow.sync.rule import IdentityPlacement, Resource, Side, SyncRule
+
+THINGS = Resource(group="example.com", version="v1", kind="Thing", plural="things", namespaced=True)
+RULE = SyncRule(
+    name="up",
+    agent="poll",
+    source=Side(endpoint="edge", resource=THINGS, cluster="edge1"),
+    target=Side(endpoint="mailbox", resource=THINGS),
+    placement=IdentityPlacement(),
+    finalizer=None,
+    watch_source=False,
+)
+
+
+def thing(name: str, version: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": version}}
+
+
+def copy_of(name: str, made_from: str) -> dict[str, Any]:
+    meta = {
+        "labels": remote_labels("edge1", "ns", name, "poll"),
+        "annotations": {
+            SOURCE_VERSION_ANNOTATION: made_from,
+            REMOTE_NAMESPACE_ANNOTATION: "ns",
+            REMOTE_NAME_ANNOTATION: name,
+        },
+    }
+    return {"metadata": {"name": name, "namespace": "ns", **meta}}
+
+
+@dataclass
+class Lists:
+    """An endpoint that answers collection lists only: the sources, or the copies (each copy list may
+    find more: ``later`` copies appear from the second list on)."""
+
+    items: list[dict[str, Any]]
+    later: list[dict[str, Any]] = field(default_factory=list)
+    lists: int = 0
+
+    def get(self, path: str, **query: str) -> dict[str, Any]:
+        self.lists += 1
+        return {"items": self.items + (self.later if self.lists > 1 else []), "metadata": {}}
+
+
+@dataclass
+class Ends:
+    source: Lists
+    target: Lists
+
+    def api(self, endpoint: str, cluster: str) -> Lists:
+        return self.source if endpoint == "edge" else self.target
+
+    def everywhere(self, endpoint: str) -> list[Lists]:
+        return [self.api(endpoint, "")]
+
+
+def key(name: str) -> ObjectKey:
+    return ObjectKey("sync", "up", "edge1", "ns", name)
+
+
+def poll(ends: Ends, held: Callable[[set[ObjectKey]], set[ObjectKey]] = lambda keys: set()) -> Any:
+    return poll_changes(RULE, ends, held)  # type: ignore[arg-type]
+
+
+def test_new_and_changed_objects_are_handed_on_and_gone_ones_named() -> None:
+    sources = [thing("new", "5"), thing("changed", "7"), thing("same", "3")]
+    copies = [copy_of("changed", "6"), copy_of("same", "3"), copy_of("orphan", "1")]
+    changes = poll(Ends(Lists(sources), Lists(copies)))
+    assert set(changes.seen) == {key("new"), key("changed")}
+    assert changes.seen[key("new")]["metadata"]["resourceVersion"] == "5", "as listed: no GET needed"
+    assert changes.uncopied == {key("new")}, "only the one listed without a copy is created without a look"
+    assert changes.gone == {key("orphan")}
+
+
+def test_an_object_synced_while_the_poll_listed_is_left_alone() -> None:
+    target = Lists([], later=[copy_of("raced", "5")])
+    changes = poll(Ends(Lists([thing("raced", "5"), thing("new", "6")]), target))
+    assert set(changes.seen) == {key("new")} and changes.uncopied == {key("new")}
+    assert target.lists == 2, "the copies are listed a second time"
+
+
+def test_an_object_the_queue_holds_is_left_to_that_run() -> None:
+    target = Lists([])
+    changes = poll(Ends(Lists([thing("queued", "5")]), target), held=lambda keys: keys)
+    assert changes.seen == {} and changes.uncopied == set()
+    assert target.lists == 1, "no second list when the queue holds them all"
