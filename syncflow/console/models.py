@@ -27,19 +27,10 @@ class Counts(BaseModel):
         setattr(self, state, getattr(self, state) + n)
 
 
-class GroupCounts(BaseModel):
+class GroupCounts(Counts):
     """Keys per state of one rule or one workspace."""
 
     name: str
-    synced: int = 0
-    pending: int = 0
-    running: int = 0
-    retrying: int = 0
-    parked: int = 0
-
-    def add(self, state: State, n: int = 1) -> None:
-        """Count ``n`` more keys in ``state``."""
-        setattr(self, state, getattr(self, state) + n)
 
 
 class QueueDepth(BaseModel):

@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from syncflow.console.filters import FilterError, Filters
-from syncflow.console.models import STATES
+from syncflow.console.models import STATES, ObjectPage
 from syncflow.console.pages import DEFAULT_LIMIT, MAX_LIMIT, TokenError
 from syncflow.console.reader import Reader
 from syncflow.console.security import CSRF_FIELD, CSRF_HEADER, Auth, same_origin
@@ -116,14 +116,20 @@ def create_app(reader: Reader, auth: Auth | None = None) -> Starlette:
     async def index(request: Request) -> Response:
         return page(request, "overview.html", overview=await run_in_threadpool(reader.overview))
 
-    async def objects(request: Request) -> Response:
-        params = _query(request)
+    async def listed(params: dict[str, str]) -> ObjectPage | str:
+        """The page of objects the query asks for, or why the query is invalid."""
         try:
             filters = Filters.of(params)
-            listed = await run_in_threadpool(reader.objects, filters, _limit(params), params.get("continue"))
+            return await run_in_threadpool(reader.objects, filters, _limit(params), params.get("continue"))
         except (FilterError, TokenError) as exc:
-            return page(request, "objects.html", 400, page=None, params=params, error=str(exc))
-        return page(request, "objects.html", page=listed, params=params, error="")
+            return str(exc)
+
+    async def objects(request: Request) -> Response:
+        params = _query(request)
+        found = await listed(params)
+        if isinstance(found, str):
+            return page(request, "objects.html", 400, page=None, params=params, error=found)
+        return page(request, "objects.html", page=found, params=params, error="")
 
     async def one_object(request: Request) -> Response:
         key = request.path_params["key"]
@@ -136,13 +142,8 @@ def create_app(reader: Reader, auth: Auth | None = None) -> Starlette:
         return _json(await run_in_threadpool(reader.overview))
 
     async def api_objects(request: Request) -> Response:
-        params = _query(request)
-        try:
-            filters = Filters.of(params)
-            listed = await run_in_threadpool(reader.objects, filters, _limit(params), params.get("continue"))
-        except (FilterError, TokenError) as exc:
-            return _problem(400, str(exc))
-        return _json(listed)
+        found = await listed(_query(request))
+        return _problem(400, found) if isinstance(found, str) else _json(found)
 
     async def api_object(request: Request) -> Response:
         key = request.path_params["key"]
