@@ -4,8 +4,10 @@ Each selected mode runs on its own fresh stack (devclusters, a private ``redis-s
 processes), one after another: syncflow syncs ``--objects`` objects in a burst, then ``--steady`` more
 created at half the burst's objects/s (create → copy latency; workload: status back upstream too; edge:
 the lag of downstream changes to the mailbox), then the mode's fair baseline does the burst's writes
-from this process. One table follows (``--json``: the same figures as JSON), with the load average
-before and after each mode and what each baseline does.
+from this process with 8 clients, and again with as many clients as ``--workers`` on a fresh stack of
+its own (docs/scaling.md's fair comparison: the baseline at syncflow's concurrency). One table
+follows (``--json``: the same figures as JSON), with the load average before and after each mode and
+what each baseline does.
 
 ``--scale-out`` measures instead how a mode's objects/s grows with worker processes: the burst alone
 with 1, 2 and 4 processes (``--scale-workers``), each on a fresh stack with ``devcluster --latency 20ms``
@@ -80,7 +82,12 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         help=f"objects of each mode's burst (default {OBJECTS}; with --scale-out {SCALE_OBJECTS})",
     )
-    parser.add_argument("--workers", type=int, default=2, help="worker pool processes of each mode")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker pool processes of each mode, and the clients of its second baseline",
+    )
     parser.add_argument(
         "--steady",
         type=int,

@@ -42,7 +42,7 @@ import aiohttp
 import orjson
 
 from bench.e2e import Api, BenchError, Stack
-from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures
+from bench.figures import BASE_CLIENTS, MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures
 from bench.steady import copy_latency, steady_rate
 from bench.support import (
     REDIS_URL,
@@ -76,7 +76,8 @@ NAMESPACES = ("first", "sync", "steady", "one", "three", "base", "split")
 """The kcp namespaces of the runs."""
 BASELINE = (
     "this process does syncflow's writes per object (kcp create, the finalizer patch on it, the create"
-    " in its cluster, its state Secret), 8 clients, timed by the write responses"
+    " in its cluster, its state Secret), timed by the write responses; with 8 clients on syncflow's stack"
+    " once syncflow is stopped"
 )
 """What the fair baseline does."""
 
@@ -128,6 +129,12 @@ class ClustersBench:
     async def setup(self, workers: int) -> None:
         """Devclusters, the workspace with the Cluster CRD and the runs' namespaces, syncflow's roles with
         ``workers`` worker processes."""
+        await self.prepare()
+        self.start_syncflow(workers)
+
+    async def prepare(self) -> None:
+        """Devclusters, the workspace with the Cluster CRD, the runs' namespaces and syncflow's
+        environment: everything but syncflow's processes."""
         stack = self.stack
         late = ("--latency", self.latency)
         self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp", *late))
@@ -142,7 +149,6 @@ class ClustersBench:
             await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces", {"metadata": {"name": namespace}})
         settings = clusters_settings(stack.work / "kcp" / "kc", self.probe_period)
         stack.env = agent_env(stack, self.redis_url, {**settings, "SYNCFLOW_LOG_LEVEL": "INFO"})
-        self.start_syncflow(workers)
 
     def start_syncflow(self, workers: int) -> None:
         """Start watch, beat and ``workers`` worker processes (``--workers 1`` each)."""
@@ -198,10 +204,11 @@ class ClustersBench:
         count: int,
         after: Callable[[str, str], Awaitable[object]] | None = None,
         rate: float = 0,
+        clients: int = BASE_CLIENTS,
     ) -> dict[str, float]:
         """Create ``count`` ConfigMaps in kcp namespace ``run``, the i-th for ``CLUSTERS[i % 3]`` (labelled
-        so unless ``after``, which then copies each itself), with 8 clients, the ``i``-th not before
-        ``i / rate`` seconds in when ``rate`` is set; returns their create times."""
+        so unless ``after``, which then copies each itself), with ``clients`` concurrent clients, the
+        ``i``-th not before ``i / rate`` seconds in when ``rate`` is set; returns their create times."""
         created: dict[str, float] = {}
 
         async def create(i: int, name: str) -> None:
@@ -212,7 +219,7 @@ class ClustersBench:
             if after is not None:
                 await after(name, cluster)
 
-        await in_parallel([f"cm-{i:05d}" for i in range(count)], create, rate=rate)
+        await in_parallel([f"cm-{i:05d}" for i in range(count)], create, clients, rate)
         return created
 
     async def watch_copies(
@@ -275,9 +282,10 @@ class ClustersBench:
             self.stack, functools.partial(self.watch_all, run, count), create, rate, timeout
         )
 
-    async def baseline(self, count: int) -> dict[str, float]:
+    async def baseline(self, count: int, clients: int = BASE_CLIENTS) -> dict[str, float]:
         """With syncflow stopped: per object, the kcp create (unlabelled), the finalizer patch on it, the
-        create in its cluster and its state Secret, 8 clients, timed by the write responses."""
+        create in its cluster and its state Secret, ``clients`` concurrent clients, timed by the write
+        responses."""
         for cluster in self.clusters.values():
             await cluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "base"}})
         apis = [self.kcp, *self.clusters.values()]
@@ -299,7 +307,7 @@ class ClustersBench:
             latencies.append((time.perf_counter() - began) * 1000)
 
         started = time.perf_counter()
-        await self.create_all("base", count, copy)
+        await self.create_all("base", count, copy, clients=clients)
         elapsed = time.perf_counter() - started
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = sum([(await api.counts()).total() for api in apis]) - before - count
@@ -406,7 +414,8 @@ Measured = tuple[dict[str, Any], MemoryFigures, dict[str, float], dict[str, floa
 
 async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
     """``python -m bench``'s clusters figures: ``options.objects`` ConfigMaps to 3 clusters with
-    ``options.workers`` worker processes, the steady phase, then the baseline on the same stack."""
+    ``options.workers`` worker processes, the steady phase, then the baseline with ``BASE_CLIENTS`` clients
+    on the same stack, and with as many clients as ``options.workers`` on a fresh one."""
     objects = options.objects
 
     async def scenario(bench: ClustersBench) -> Measured:
@@ -426,12 +435,22 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
         bench.stop_syncflow()
         return r, used, steady, await bench.baseline(objects)
 
+    async def fair(bench: ClustersBench) -> dict[str, float]:
+        await bench.prepare()  # syncflow never started
+        return await bench.baseline(objects, options.workers)
+
     r, memory, steady, base = await on_stack(
         "clusters-", options.logs, 600, 10.0, redis_url, scenario, options.latency
     )
+    same = None
+    if options.baseline:
+        same = (
+            options.workers,
+            await on_stack("clusters-base-", options.logs, 600, 10.0, redis_url, fair, options.latency),
+        )
     work = f"{objects} ConfigMaps to 3 clusters, {options.workers} worker processes"
     work += latency_note(options.latency)
-    return mode_figures("clusters", work, BASELINE, r, ("kcp", *CLUSTERS), base, memory, steady)
+    return mode_figures("clusters", work, BASELINE, r, ("kcp", *CLUSTERS), base, memory, steady, same)
 
 
 async def main(args: argparse.Namespace) -> None:

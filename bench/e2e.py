@@ -71,7 +71,15 @@ import orjson
 import yaml
 
 from bench.copies import STATE_NAMESPACE, CopyWrites
-from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures, percentile
+from bench.figures import (
+    BASE_CLIENTS,
+    MemoryFigures,
+    ModeFigures,
+    RunOptions,
+    latency_note,
+    mode_figures,
+    percentile,
+)
 from bench.roundtrips import RoundTrips
 from bench.steady import copy_latency, steady_rate
 from bench.support import (
@@ -113,8 +121,8 @@ BASE_COPY = "base-copy"
 """The ``bench-run`` label of the baseline's local copies."""
 BASELINE = (
     "this process does the writes the sync needs (kcp create, finalizer patch, namespace once per"
-    " namespace, local create, state Secret; syncflow's bodies and paths), 8 clients, timed by the same"
-    " watch of the local copies"
+    " namespace, local create, state Secret; syncflow's bodies and paths), timed by the same watch of the"
+    " local copies; each client count on a fresh stack"
 )
 """What the fair baseline does."""
 T = TypeVar("T")
@@ -767,7 +775,8 @@ async def baseline_run(bench: Bench, args: argparse.Namespace, clients: int) -> 
 async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
     """``python -m bench``'s publish figures: one sync run of ``options.objects`` with ``options.workers``
     worker processes, then its steady phase (``options.steady`` objects at half its objects/s), and the
-    baseline with 8 clients, each on a fresh stack, every other option at its default."""
+    baseline with ``BASE_CLIENTS`` clients and with as many as ``options.workers``, each on a fresh stack,
+    every other option at its default."""
     objects, workers = options.objects, options.workers
     args = parser().parse_args(["--objects", str(objects), "--latency", options.latency])
     with tempfile.TemporaryDirectory() as scratch:
@@ -787,14 +796,17 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
                 )
                 return figures, used, steady
 
+            def fair(clients: int) -> Callable[[Bench], Awaitable[dict[str, Any]]]:
+                return functools.partial(baseline_run, args=args, clients=clients)
+
             r, memory, steady = await one_stack(session, redis_url, root / "sync", args, synced, workers)
-            base = None
-            if options.baseline:
-                baseline = functools.partial(baseline_run, args=args, clients=8)
-                base = await one_stack(session, redis_url, root / "base", args, baseline)
+            base = same = None
+            if options.baseline:  # each on a fresh stack
+                base = await one_stack(session, redis_url, root / "base", args, fair(BASE_CLIENTS))
+                same = workers, await one_stack(session, redis_url, root / "base-same", args, fair(workers))
     work = f"{objects} objects in {args.workspaces} kcp workspaces -> service cluster,"
     work += f" {workers} worker processes" + latency_note(options.latency)
-    return mode_figures("publish", work, BASELINE, r, ("kcp", "service"), base, memory, steady)
+    return mode_figures("publish", work, BASELINE, r, ("kcp", "service"), base, memory, steady, same)
 
 
 Round = tuple[dict[int, dict[str, Any]], dict[str, float], dict[int, dict[str, Any]]]

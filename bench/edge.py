@@ -29,6 +29,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -36,12 +37,21 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 
 from bench.e2e import Api, BenchError, Stack
-from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures, percentile
+from bench.figures import (
+    BASE_CLIENTS,
+    MemoryFigures,
+    ModeFigures,
+    RunOptions,
+    latency_note,
+    mode_figures,
+    percentile,
+)
 from bench.support import (
     REDIS_URL,
     AgentQueue,
@@ -67,8 +77,9 @@ LAG_CHANGES = 10
 """At most this many changes are timed in ``python -m bench``'s edge row (each takes about a period)."""
 SELECTOR = "bench%3Dup"
 BASELINE = (
-    "this process writes the objects into the mailbox directly (one create each, 8 clients), timed by the"
-    " write responses; its bare poll is one paged list of each side"
+    "this process writes the objects into the mailbox directly (one create each), timed by the write"
+    " responses, its bare poll one paged list of each side; with 8 clients on syncflow's stack once"
+    " syncflow is stopped"
 )
 """What the fair baseline does."""
 
@@ -252,8 +263,9 @@ class EdgeBench:
             "mean": sum(lags) / len(lags),
         }
 
-    async def baseline(self) -> dict[str, float]:
-        """One poll done directly (a paged list of each side), and the writes into the mailbox directly."""
+    async def baseline(self, clients: int = BASE_CLIENTS) -> dict[str, float]:
+        """One poll done directly (a paged list of each side), and the writes into the mailbox directly by
+        ``clients`` concurrent clients."""
         before = await self.kcp.counts() + await self.pcluster.counts()
         timings = []
         for _ in range(5):
@@ -277,6 +289,7 @@ class EdgeBench:
             lambda _, name: self.kcp.call(
                 "POST", f"{self.mb}/api/v1/namespaces/base/configmaps", config_map(name)
             ),
+            clients,
         )
         elapsed = time.perf_counter() - started
         writes = (await self.kcp.counts() + await self.pcluster.counts() - after).total()
@@ -298,47 +311,77 @@ async def one_run(
     """Everything with ``workers`` worker processes, on fresh devclusters (``upsync_only``: the initial
     upsync and the baseline, and with ``lag`` the lag of ``args.changes`` changes too), and the memory the
     initial upsync took."""
+    async with on_stack(f"edge-{workers}-", args, redis_url) as bench:
+        stack = bench.stack
+        await bench.setup(workers)
+        memory = Memory(stack, bench.queue.redis)
+        results = {"initial": await bench.initial(args.budget)}
+        used = memory.end(args.objects)
+        if not upsync_only:
+            results["steady"] = await bench.steady(args.polls)
+        if not upsync_only or lag:
+            results["lag"] = await bench.lag(args.changes)
+        for name in [n for n in stack.processes if n not in ("kcp", "pcluster")]:
+            stack.stop(name)
+        results["base"] = await bench.baseline()
+    return results, used
+
+
+@contextlib.asynccontextmanager
+async def on_stack(prefix: str, args: argparse.Namespace, redis_url: str) -> AsyncIterator[EdgeBench]:
+    """A fresh stack (nothing started yet) for the block, stopped after it, the agent's keys removed."""
     with tempfile.TemporaryDirectory() as scratch:
-        work = run_dir(f"edge-{workers}-", args.logs, scratch)
+        work = run_dir(prefix, args.logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
             bench = EdgeBench(stack, session, args.objects, args.period, redis_url, args.latency)
             try:
-                await bench.setup(workers)
-                memory = Memory(stack, bench.queue.redis)
-                results = {"initial": await bench.initial(args.budget)}
-                used = memory.end(args.objects)
-                if not upsync_only:
-                    results["steady"] = await bench.steady(args.polls)
-                if not upsync_only or lag:
-                    results["lag"] = await bench.lag(args.changes)
-                for name in [n for n in stack.processes if n not in ("kcp", "pcluster")]:
-                    stack.stop(name)
-                results["base"] = await bench.baseline()
+                yield bench
             finally:
                 stack.stop_all()
                 bench.queue.cleanup()
                 bench.queue.close()
-    return results, used
+
+
+async def fresh_baseline(args: argparse.Namespace, redis_url: str, clients: int) -> dict[str, float]:
+    """The baseline with ``clients`` clients on a fresh stack of its own, syncflow never started (its
+    bare poll lists an empty p-cluster: only its writes are compared)."""
+    async with on_stack("edge-base-", args, redis_url) as bench:
+        await bench.prepare()
+        return await bench.baseline(clients)
 
 
 async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
     """``python -m bench``'s edge figures: the initial upsync of ``options.objects`` ConfigMaps with a worker
     role of ``--workers <options.workers>``, then the lag of ``min(options.steady, 10)`` p-cluster changes
     to the mailbox (edge has no create → copy of a new object to time: its objects exist before the
-    run), and the baseline's direct writes."""
+    run), and the baseline's direct writes with ``BASE_CLIENTS`` clients on that stack and with as many
+    clients as ``options.workers`` on a fresh one."""
     changes = min(options.steady, LAG_CHANGES)
     argv = ["--objects", str(options.objects), "--changes", str(max(changes, 1))]
     argv += ["--latency", options.latency, *(["--logs", options.logs] if options.logs else [])]
     args = parser().parse_args(argv)
     results, memory = await one_run(options.workers, args, redis_url, upsync_only=True, lag=changes > 0)
+    same = (
+        (options.workers, await fresh_baseline(args, redis_url, options.workers))
+        if options.baseline
+        else None
+    )
     work = f"initial upsync of {options.objects} ConfigMaps p-cluster -> mailbox, worker --workers"
     work += f" {options.workers}; change lag over {changes} changes, upsync period {args.period:g} s"
     work += latency_note(options.latency)
     lag = results.get("lag")
     steady = {"lag_p50": lag["p50"], "lag_p99": lag["p99"]} if lag else None
     return mode_figures(
-        "edge", work, BASELINE, results["initial"], ("kcp", "pcluster"), results["base"], memory, steady
+        "edge",
+        work,
+        BASELINE,
+        results["initial"],
+        ("kcp", "pcluster"),
+        results["base"],
+        memory,
+        steady,
+        same,
     )
 
 

@@ -14,6 +14,8 @@ import orjson
 Load = tuple[float, float, float]
 PER = 10_000
 """Memory figures are per this many synced objects."""
+BASE_CLIENTS = 8
+"""Concurrent clients of each mode's first baseline (its ``base_rate`` and ``ratio``)."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,13 @@ class ModeFigures:
     rate: float
     """syncflow's objects/s."""
     base_rate: float | None
-    """The baseline's objects/s (None: no baseline was run, as in the scale-out)."""
+    """The baseline's objects/s with ``BASE_CLIENTS`` clients (None: no baseline was run, as in the
+    scale-out)."""
+    base_rate_same: float | None = None
+    """The same baseline's objects/s with ``same_clients`` clients, on a fresh stack of its own (None: not
+    run)."""
+    same_clients: int | None = None
+    """That baseline's clients: as many as syncflow's pool processes in this run."""
     requests: float | None = None
     """syncflow's API requests per object (both sides, minus the benchmark's own)."""
     base_requests: float | None = None
@@ -84,8 +92,14 @@ class ModeFigures:
 
     @property
     def ratio(self) -> float | None:
-        """syncflow's objects/s over the baseline's."""
+        """syncflow's objects/s over the baseline's with ``BASE_CLIENTS`` clients."""
         return None if self.base_rate is None else self.rate / self.base_rate
+
+    @property
+    def ratio_same(self) -> float | None:
+        """syncflow's objects/s over the baseline's with as many clients as it has pool processes: the
+        fair comparison (docs/scaling.md, "The ratio and the fair baseline")."""
+        return None if self.base_rate_same is None else self.rate / self.base_rate_same
 
     @property
     def last_copy_within(self) -> bool | None:
@@ -95,8 +109,13 @@ class ModeFigures:
         return self.last_copy_s <= self.last_copy_bound_s
 
     def as_json(self) -> dict[str, Any]:
-        """The figures, the ratio and the bound's check included."""
-        return {**dataclasses.asdict(self), "ratio": self.ratio, "last_copy_within": self.last_copy_within}
+        """The figures, the ratios and the bound's check included."""
+        return {
+            **dataclasses.asdict(self),
+            "ratio": self.ratio,
+            "ratio_same": self.ratio_same,
+            "last_copy_within": self.last_copy_within,
+        }
 
 
 class MemoryFigures(TypedDict):
@@ -116,11 +135,14 @@ def mode_figures(
     base: Mapping[str, Any] | None,
     memory: MemoryFigures,
     steady: Mapping[str, Any] | None = None,
+    same: tuple[int, Mapping[str, Any]] | None = None,
 ) -> ModeFigures:
     """The figures of a sync run (``synced``: ``rate``, ``sync``, ``status``, API requests per object of
-    each of ``sides``, ``p50``/``p99``/``last_s``/``bound_s`` where measured), its baseline (``base``:
-    ``rate``, ``calls``; None when not run) and its steady phase (``steady``: ``rate``, ``p50``, ``p99``,
-    ``status_p50``, ``lag_p50``, ``lag_p99``, those measured)."""
+    each of ``sides``, ``p50``/``p99``/``last_s``/``bound_s`` where measured), its baseline with
+    ``BASE_CLIENTS`` clients (``base``: ``rate``, ``calls``; None when not run), its steady phase
+    (``steady``: ``rate``, ``p50``, ``p99``, ``status_p50``, ``lag_p50``, ``lag_p99``, those measured) and
+    the baseline with as many clients as syncflow's pool processes (``same``: those clients and that
+    baseline's figures; None when not run)."""
     steady = steady or {}
     return ModeFigures(
         mode=mode,
@@ -129,6 +151,8 @@ def mode_figures(
         rate=synced["rate"],
         middle_rate=synced["middle"][0] if "middle" in synced else None,
         base_rate=None if base is None else base["rate"],
+        base_rate_same=None if same is None else same[1]["rate"],
+        same_clients=None if same is None else same[0],
         requests=sum(synced[side] for side in sides),
         base_requests=None if base is None else base["calls"],
         sync=synced["sync"],
@@ -188,6 +212,8 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("syncflow obj/s", lambda f: _n(f.rate, 1)),
     ("baseline obj/s", lambda f: _n(f.base_rate, 1)),
     ("ratio", lambda f: _n(f.ratio, 3)),
+    ("baseline obj/s ({same} clients)", lambda f: _n(f.base_rate_same, 1)),
+    ("ratio ({same} clients)", lambda f: _n(f.ratio_same, 3)),
     ("API req/obj syncflow", lambda f: _n(f.requests, 2)),
     ("API req/obj baseline", lambda f: _n(f.base_requests, 2)),
     ("sync/obj", lambda f: _n(f.sync, 2)),
@@ -210,8 +236,15 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
 
 
 def table(runs: Sequence[ModeFigures]) -> str:
-    """A markdown table of ``runs``, one row per mode, then each mode's baseline."""
-    rows = [[name for name, _ in COLUMNS], *([cell(f) for _, cell in COLUMNS] for f in runs)]
+    """A markdown table of ``runs``, one row per mode, then what each column and each mode's baseline
+    is. The columns of the baseline with as many clients as pool processes name that count (``N`` when
+    the runs differ)."""
+    counts = {f.same_clients for f in runs if f.same_clients is not None}
+    same = str(counts.pop()) if len(counts) == 1 else "N"
+    rows = [
+        [name.format(same=same) for name, _ in COLUMNS],
+        *([cell(f) for _, cell in COLUMNS] for f in runs),
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
 
     def line(cells: Sequence[str]) -> str:
@@ -230,6 +263,9 @@ def table(runs: Sequence[ModeFigures]) -> str:
             "steady: objects created at half the burst's obj/s, create -> copy; status: a status change"
             " downstream -> the same status upstream (workload); change lag: a p-cluster change -> the"
             " mailbox, at random moments of the upsync period (edge)",
+            f"baseline obj/s, ratio: the mode's baseline with {BASE_CLIENTS} clients; baseline obj/s"
+            f" ({same} clients), ratio ({same} clients): the same baseline with as many clients as syncflow"
+            " has pool processes (--workers), on a fresh stack of its own: the fair comparison",
             *(f"baseline of {f.mode}: {f.baseline}" for f in runs),
         ]
     )

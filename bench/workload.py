@@ -28,18 +28,28 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import os
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
 import aiohttp
 import orjson
 
 from bench.e2e import Api, BenchError, Stack
-from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures, percentile
+from bench.figures import (
+    BASE_CLIENTS,
+    MemoryFigures,
+    ModeFigures,
+    RunOptions,
+    latency_note,
+    mode_figures,
+    percentile,
+)
 from bench.steady import StatusLog, copy_latency, returned, status_lags, steady_rate
 from bench.support import (
     REDIS_URL,
@@ -70,7 +80,8 @@ APIS = "apis/apis.kcp.io/v1alpha1"
 BASELINE = (
     "this process does syncflow's writes per object (kcp create, finalizer patch, the mapped namespace"
     " once, the physical copy, its state Secret, the status written back to kcp once per status change"
-    " of the simulated controller: one), 8 clients, timed by the write responses"
+    " of the simulated controller: one), timed by the write responses; with 8 clients on syncflow's stack"
+    " once syncflow is stopped"
 )
 """What the fair baseline does."""
 RETURNED_STATUS = {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}
@@ -173,10 +184,10 @@ class WorkloadBench:
         return True if len(listed["items"]) >= expected else None
 
     async def create_all(
-        self, names: list[str], run: str, after: Any = None, rate: float = 0
+        self, names: list[str], run: str, after: Any = None, rate: float = 0, clients: int = BASE_CLIENTS
     ) -> dict[str, float]:
-        """Create ``names`` in kcp (round-robin over the namespaces), 8 clients, the ``i``-th not before
-        ``i / rate`` seconds in when ``rate`` is set; returns create times."""
+        """Create ``names`` in kcp (round-robin over the namespaces) with ``clients`` concurrent clients,
+        the ``i``-th not before ``i / rate`` seconds in when ``rate`` is set; returns create times."""
         created: dict[str, float] = {}
 
         async def create(i: int, name: str) -> None:
@@ -187,7 +198,7 @@ class WorkloadBench:
             if after is not None:
                 await after(obj, namespace)
 
-        await in_parallel(names, create, rate=rate)
+        await in_parallel(names, create, clients, rate)
         return created
 
     async def watch_copies(
@@ -291,9 +302,10 @@ class WorkloadBench:
         figures["status_missing"] = missing
         return figures
 
-    async def baseline(self, objects: int) -> dict[str, float]:
-        """Syncflow's writes per object, done directly: kcp create, finalizer patch, the mapped namespace
-        once, the physical copy, its state Secret, the status written back once."""
+    async def baseline(self, objects: int, clients: int = BASE_CLIENTS) -> dict[str, float]:
+        """Syncflow's writes per object, done directly by ``clients`` concurrent clients: kcp create,
+        finalizer patch, the mapped namespace once, the physical copy, its state Secret, the status
+        written back once."""
         locks: dict[str, asyncio.Lock] = {}
         made: set[str] = set()
         finalizer = target_finalizer(WORKSPACE, TARGET)
@@ -326,7 +338,7 @@ class WorkloadBench:
             await self.kcp.call("PATCH", f"{path}/status", returned, content_type=MERGE_PATCH)
 
         started = time.perf_counter()
-        await self.create_all([f"b-{i}" for i in range(objects)], "base", copy)
+        await self.create_all([f"b-{i}" for i in range(objects)], "base", copy, clients=clients)
         elapsed = time.perf_counter() - started
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = (await self.kcp.counts()).total() + (await self.physical.counts()).total() - before - objects
@@ -351,37 +363,56 @@ class Runs(NamedTuple):
     """The baseline's figures (None when it did not run)."""
 
 
-async def runs(options: RunOptions, namespaces: int, budget: float, redis_url: str = REDIS_URL) -> Runs:
-    """On one fresh stack: the set-up's seconds, the sync run's figures and memory, the steady phase's
-    (``options.steady`` Deployments at half the sync run's objects/s), then the baseline's."""
-    objects = options.objects
+@contextlib.asynccontextmanager
+async def on_stack(
+    prefix: str, options: RunOptions, namespaces: int, budget: float, redis_url: str
+) -> AsyncIterator[WorkloadBench]:
+    """A fresh stack (nothing started yet) for the block, stopped after it, the agent's keys removed."""
     with tempfile.TemporaryDirectory() as scratch:
-        work = run_dir("workload-", options.logs, scratch)
+        work = run_dir(prefix, options.logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
             bench = WorkloadBench(stack, session, namespaces, redis_url, options.latency)
             try:
-                began = time.perf_counter()
-                await bench.setup(options.workers)
-                setup_s = time.perf_counter() - began
-                memory = Memory(stack, bench.queue.redis)
-                synced = await bench.sync_run(objects, budget)
-                used = memory.end(objects)
-                steady = (
-                    await bench.steady_run(options.steady, steady_rate(synced["rate"]), budget)
-                    if options.steady
-                    else {}
-                )
-                base = None
-                if options.baseline:
-                    for name in [n for n in stack.processes if n not in ("kcp", "physical")]:
-                        stack.stop(name)
-                    base = await bench.baseline(objects)
+                yield bench
             finally:
                 stack.stop_all()
                 bench.queue.cleanup()
                 bench.queue.close()
+
+
+async def runs(options: RunOptions, namespaces: int, budget: float, redis_url: str = REDIS_URL) -> Runs:
+    """On one fresh stack: the set-up's seconds, the sync run's figures and memory, the steady phase's
+    (``options.steady`` Deployments at half the sync run's objects/s), then the baseline's."""
+    objects = options.objects
+    async with on_stack("workload-", options, namespaces, budget, redis_url) as bench:
+        stack = bench.stack
+        began = time.perf_counter()
+        await bench.setup(options.workers)
+        setup_s = time.perf_counter() - began
+        memory = Memory(stack, bench.queue.redis)
+        synced = await bench.sync_run(objects, budget)
+        used = memory.end(objects)
+        steady = (
+            await bench.steady_run(options.steady, steady_rate(synced["rate"]), budget)
+            if options.steady
+            else {}
+        )
+        base = None
+        if options.baseline:
+            for name in [n for n in stack.processes if n not in ("kcp", "physical")]:
+                stack.stop(name)
+            base = await bench.baseline(objects)
     return Runs(setup_s, synced, used, steady, base)
+
+
+async def fresh_baseline(
+    options: RunOptions, namespaces: int, budget: float, redis_url: str, clients: int
+) -> dict[str, float]:
+    """The baseline with ``clients`` clients on a fresh stack of its own, syncflow never started."""
+    async with on_stack("workload-base-", options, namespaces, budget, redis_url) as bench:
+        await bench.prepare()
+        return await bench.baseline(options.objects, clients)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -394,8 +425,12 @@ async def run(args: argparse.Namespace) -> None:
 
 async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
     """``python -m bench``'s workload figures: ``options.objects`` Deployments over 10 namespaces, a worker
-    role with ``--workers <options.workers>``, the steady phase, then the baseline."""
+    role with ``--workers <options.workers>``, the steady phase, then the baseline with ``BASE_CLIENTS``
+    clients on that stack, and with as many clients as ``options.workers`` on a fresh one."""
     measured = await runs(options, 10, 400, redis_url)
+    same = None
+    if options.baseline:
+        same = options.workers, await fresh_baseline(options, 10, 400, redis_url, options.workers)
     work = f"{options.objects} Deployments kcp -> physical cluster, worker --workers {options.workers}"
     work += latency_note(options.latency)
     return mode_figures(
@@ -407,6 +442,7 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
         measured.base,
         measured.memory,
         measured.steady,
+        same,
     )
 
 

@@ -14,6 +14,8 @@ PUBLISH = ModeFigures(
     baseline="the writes, directly",
     rate=50.0,
     base_rate=200.0,
+    base_rate_same=100.0,
+    same_clients=2,
     requests=4.256,
     base_requests=5.0,
     sync=1.0,
@@ -39,7 +41,15 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
     lines = table([PUBLISH, EDGE]).splitlines()
 
     header, rule, publish, edge = ([c.strip() for c in line.strip("|").split("|")] for line in lines[:4])
-    assert header[:5] == ["mode", "work", "syncflow obj/s", "baseline obj/s", "ratio"]
+    assert header[:7] == [
+        "mode",
+        "work",
+        "syncflow obj/s",
+        "baseline obj/s",
+        "ratio",
+        "baseline obj/s (2 clients)",
+        "ratio (2 clients)",
+    ]
     assert set("".join(rule)) == {"-"}
     assert publish == [
         "publish",
@@ -47,6 +57,8 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "50.0",
         "200.0",
         "0.250",
+        "100.0",
+        "0.500",
         "4.26",
         "5.00",
         "1.00",
@@ -67,14 +79,31 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "4.00 5.00 6.00",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 18
+    assert edge[5:] == ["—"] * 20
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
+    assert (
+        "baseline obj/s, ratio: the mode's baseline with 8 clients; baseline obj/s (2 clients)" in lines[-3]
+    )
+
+
+def test_the_baseline_at_equal_concurrency_is_named_by_its_clients_or_n_when_runs_differ() -> None:
+    four = replace(EDGE, base_rate_same=40.0, same_clients=4)
+
+    assert "| baseline obj/s (N clients) | ratio (N clients) |" in table([PUBLISH, four]).splitlines()[0]
+    assert [c.strip() for c in table([four]).splitlines()[2].strip("|").split("|")][3:7] == [
+        "60.0",
+        "0.500",
+        "40.0",
+        "0.750",
+    ]
 
 
 def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None:
     publish, edge = orjson.loads(as_json([PUBLISH, EDGE]))
 
     assert publish["ratio"] == 0.25
+    assert (publish["base_rate_same"], publish["same_clients"], publish["ratio_same"]) == (100.0, 2, 0.5)
+    assert (edge["base_rate_same"], edge["ratio_same"]) == (None, None)
     assert publish["load_before"] == [1.0, 2.0, 3.0]
     assert publish["rss_growth_mb"] == 12.34
     assert edge["p99_ms"] is None
@@ -92,10 +121,10 @@ def test_a_last_copy_past_its_bound_shows_so() -> None:
 
 
 def test_a_run_without_baseline_has_no_ratio() -> None:
-    alone = replace(PUBLISH, base_rate=None, base_requests=None)
+    alone = replace(PUBLISH, base_rate=None, base_requests=None, base_rate_same=None, same_clients=None)
 
-    assert alone.ratio is None
-    assert [c.strip() for c in table([alone]).splitlines()[2].strip("|").split("|")][3:5] == ["—", "—"]
+    assert alone.ratio is None and alone.ratio_same is None
+    assert [c.strip() for c in table([alone]).splitlines()[2].strip("|").split("|")][3:7] == ["—"] * 4
 
 
 def test_memory_is_scaled_to_10k_objects() -> None:
