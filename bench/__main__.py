@@ -39,7 +39,7 @@ MODES: dict[str, Measure] = {
 SCALING = ("publish", "workload", "clusters")
 """The modes ``--scale-out`` measures (edge's initial upsync is one poll's writes)."""
 SCALE_ALL = ("workload", "clusters")
-"""What ``--scale-out --mode all`` measures: issue 32's scale-out targets."""
+"""What ``--scale-out --mode all`` measures: the modes whose throughput should grow with workers."""
 OBJECTS, SCALE_OBJECTS = 1_000, 300
 """``--objects`` by default, and with ``--scale-out`` (modest: 1 process at 20 ms RTT is slow)."""
 SCALE_LATENCY = "20ms"

@@ -245,16 +245,9 @@ def table(runs: Sequence[ModeFigures]) -> str:
         [name.format(same=same) for name, _ in COLUMNS],
         *([cell(f) for _, cell in COLUMNS] for f in runs),
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
-
     return "\n".join(
         [
-            line(rows[0]),
-            line(["-" * w for w in widths]),
-            *(line(row) for row in rows[1:]),
+            *markdown(rows),
             "",
             f"load: 1, 5 and 15 min averages on {os.cpu_count()} cores; —: not measured in that mode",
             "burst p50/p99: create -> copy on a raw watch of the target, objects created by 8 clients at"
@@ -269,6 +262,16 @@ def table(runs: Sequence[ModeFigures]) -> str:
             *(f"baseline of {f.mode}: {f.baseline}" for f in runs),
         ]
     )
+
+
+def markdown(rows: Sequence[Sequence[str]]) -> list[str]:
+    """The lines of a markdown table: ``rows[0]`` is the header, every column padded to its widest."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    return [line(rows[0]), line(["-" * w for w in widths]), *(line(row) for row in rows[1:])]
 
 
 def as_json(runs: Sequence[ModeFigures]) -> str:
@@ -312,18 +315,11 @@ def scale_table(runs: Mapping[str, Mapping[int, ModeFigures]], latency: str) -> 
         summary.append(
             f"{mode}: "
             + ", ".join(f"{a} -> {b} x{ratio:.2f}" for a, b, ratio in steps)
-            + " (whole run; issue 32's target: >= x1.8 per doubling)"
+            + " (whole run; the target: >= x1.8 per doubling)"
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
-
     return "\n".join(
         [
-            line(rows[0]),
-            line(["-" * w for w in widths]),
-            *(line(row) for row in rows[1:]),
+            *markdown(rows),
             "",
             *summary,
             f"devcluster --latency {latency} on every API server; a fresh stack per count, no baseline;"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 STEADY_SHARE = 0.5
 """The steady phase creates objects at this share of the burst's measured throughput."""
 BOUND_SLACK = 1.0
-"""Seconds the burst's last copy may land after ``objects / pace`` (issue 32: no object starves)."""
+"""Seconds the burst's last copy may land after ``objects / pace`` (no object starves)."""
 
 
 def schedule(count: int, rate: float) -> list[float]:
