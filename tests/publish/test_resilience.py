@@ -25,6 +25,8 @@ from tests.support.publish_env import (
 )
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
