@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # The one syncflow image: watch, worker, beat, Flower (and, with the devcluster extra, the demo) all
 # run from it; only the command differs. Build from the repository root:
-#   docker build -t syncflow .                                  # runtime + Flower
-#   docker build --build-arg EXTRAS=flower,demo -t syncflow .   # + devcluster and the demo
+#   docker build -t syncflow .                                          # runtime, Flower, console
+#   docker build --build-arg EXTRAS=flower,console,demo -t syncflow .   # + devcluster and the demo
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
@@ -11,7 +11,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY syncflow ./syncflow
-ARG EXTRAS=flower
+ARG EXTRAS=flower,console
 RUN python -m venv /opt/syncflow \
     && /opt/syncflow/bin/pip install --no-compile "/src[${EXTRAS}]" \
     && /opt/syncflow/bin/python -m compileall -q /opt/syncflow/lib

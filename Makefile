@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test unit lint diagrams
+.PHONY: demo test unit lint diagrams screenshots
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,3 +35,7 @@ diagrams:
 		echo "dot -Tsvg $$src -o $${src%.dot}.svg"; \
 		dot -Tsvg "$$src" -o "$${src%.dot}.svg" || exit 1; \
 	done
+
+## screenshots: the console's pictures in docs/images from a live stack (needs chromium; not part of test)
+screenshots: $(BIN)/.installed
+	$(BIN)/python -m tests.browser.screenshots

@@ -42,7 +42,8 @@ import aiohttp
 import orjson
 
 from bench.e2e import Api, BenchError, Stack
-from bench.figures import MemoryFigures, ModeFigures, mode_figures
+from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures
+from bench.steady import copy_latency, steady_rate
 from bench.support import (
     REDIS_URL,
     AgentQueue,
@@ -71,7 +72,7 @@ WORKSPACE = "root:org:bench"
 LABEL = "workloads.kcp.dev/cluster"
 CLUSTERS = ("east", "north", "west")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-NAMESPACES = ("first", "sync", "one", "three", "base", "split")
+NAMESPACES = ("first", "sync", "steady", "one", "three", "base", "split")
 """The kcp namespaces of the runs."""
 BASELINE = (
     "this process does syncflow's writes per object (kcp create, the finalizer patch on it, the create"
@@ -108,9 +109,15 @@ class ClustersBench:
     """One stack: kcp, the three clusters, syncflow's roles; the runs on it."""
 
     def __init__(
-        self, stack: Stack, session: aiohttp.ClientSession, probe_period: float, redis_url: str = REDIS_URL
+        self,
+        stack: Stack,
+        session: aiohttp.ClientSession,
+        probe_period: float,
+        redis_url: str = REDIS_URL,
+        latency: str = "0",
     ) -> None:
         self.stack, self.session, self.probe_period = stack, session, probe_period
+        self.latency = latency  # devcluster --latency of every API server
         self.redis_url = redis_url
         self.queue = AgentQueue(stack.agent, redis_url)
         self.kcp = Api(session, "")
@@ -122,8 +129,9 @@ class ClustersBench:
         """Devclusters, the workspace with the Cluster CRD and the runs' namespaces, syncflow's roles with
         ``workers`` worker processes."""
         stack = self.stack
-        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
-        self.clusters = {name: Api(self.session, stack.devcluster(name)) for name in CLUSTERS}
+        late = ("--latency", self.latency)
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp", *late))
+        self.clusters = {name: Api(self.session, stack.devcluster(name, *late)) for name in CLUSTERS}
         await create_workspaces(self.kcp, WORKSPACE)
         if not await served(self.kcp, f"{self.ws}{cluster_api.PATH}"):
             await self.kcp.call("POST", f"{self.ws}{CRDS}", crd(cluster_api.API_TYPE))
@@ -185,10 +193,15 @@ class ClustersBench:
         return time.perf_counter() - started
 
     async def create_all(
-        self, run: str, count: int, after: Callable[[str, str], Awaitable[object]] | None = None
+        self,
+        run: str,
+        count: int,
+        after: Callable[[str, str], Awaitable[object]] | None = None,
+        rate: float = 0,
     ) -> dict[str, float]:
         """Create ``count`` ConfigMaps in kcp namespace ``run``, the i-th for ``CLUSTERS[i % 3]`` (labelled
-        so unless ``after``, which then copies each itself), with 8 clients; returns their create times."""
+        so unless ``after``, which then copies each itself), with 8 clients, the ``i``-th not before
+        ``i / rate`` seconds in when ``rate`` is set; returns their create times."""
         created: dict[str, float] = {}
 
         async def create(i: int, name: str) -> None:
@@ -199,7 +212,7 @@ class ClustersBench:
             if after is not None:
                 await after(name, cluster)
 
-        await in_parallel([f"cm-{i:05d}" for i in range(count)], create)
+        await in_parallel([f"cm-{i:05d}" for i in range(count)], create, rate=rate)
         return created
 
     async def watch_copies(
@@ -224,15 +237,8 @@ class ClustersBench:
         apis = [self.kcp, *self.clusters.values()]
         before = await traffic(apis)
         done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
-        seen: dict[str, dict[str, float]] = {name: {} for name in CLUSTERS}
-        watchers = [
-            await open_watch(
-                functools.partial(
-                    self.watch_copies, name, run, seen[name], len(range(k, count, len(CLUSTERS)))
-                )
-            )
-            for k, name in enumerate(CLUSTERS)
-        ]
+        seen: dict[str, float] = {}
+        watchers = await self.watch_all(run, count, seen)
         started = time.perf_counter()
         created = await self.create_all(run, count)
         create_s = time.perf_counter() - started
@@ -245,8 +251,29 @@ class ClustersBench:
             zip(("kcp", *CLUSTERS), (a - b for a, b in zip(after, before, strict=True)), strict=True)
         )
         done = done_verbs(self.stack) - done_before
-        every = {name: at for copies in seen.values() for name, at in copies.items()}
-        return sync_figures(started, created, every, create_s, sides, done, cpu)
+        return sync_figures(started, created, seen, create_s, sides, done, cpu)
+
+    async def watch_all(self, run: str, count: int, seen: dict[str, float]) -> list[asyncio.Task[None]]:
+        """Open a raw watch of each cluster's copies of run ``run``'s ``count`` objects (``create_all``'s
+        round-robin share each), recording in ``seen`` (names differ across clusters)."""
+        return [
+            await open_watch(
+                functools.partial(self.watch_copies, name, run, seen, len(range(k, count, len(CLUSTERS))))
+            )
+            for k, name in enumerate(CLUSTERS)
+        ]
+
+    async def steady_run(self, run: str, count: int, rate: float, timeout: float) -> dict[str, float]:
+        """The steady phase (``bench.steady.copy_latency``): ``count`` ConfigMaps labelled round-robin
+        created at ``rate`` per second, create → copy on a watch of its cluster."""
+        await self.queue.idle(self.stack)
+
+        async def create(rate: float) -> dict[str, float]:
+            return await self.create_all(run, count, rate=rate)
+
+        return await copy_latency(
+            self.stack, functools.partial(self.watch_all, run, count), create, rate, timeout
+        )
 
     async def baseline(self, count: int) -> dict[str, float]:
         """With syncflow stopped: per object, the kcp create (unlabelled), the finalizer patch on it, the
@@ -360,35 +387,51 @@ async def on_stack(
     probe_period: float,
     redis_url: str,
     scenario: Callable[[ClustersBench], Awaitable[Any]],
+    latency: str = "0",
 ) -> Any:
-    """Run ``scenario`` on a fresh stack, then stop it."""
+    """Run ``scenario`` on a fresh stack (``latency``: devcluster ``--latency``), then stop it."""
     with tempfile.TemporaryDirectory() as scratch:
         stack = Stack(run_dir(prefix, logs, scratch), f"bench{uuid.uuid4().hex[:8]}", budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = ClustersBench(stack, session, probe_period, redis_url)
+            bench = ClustersBench(stack, session, probe_period, redis_url, latency)
             try:
                 return await scenario(bench)
             finally:
                 bench.close()
 
 
-async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """``python -m bench``'s clusters figures: ``objects`` ConfigMaps to 3 clusters with ``workers`` worker
-    processes, then the baseline on the same stack."""
+Measured = tuple[dict[str, Any], MemoryFigures, dict[str, float], dict[str, float] | None]
+"""A sync run's figures, its memory, its steady phase's, and the baseline's (None: not run)."""
 
-    async def scenario(bench: ClustersBench) -> tuple[dict[str, Any], MemoryFigures, dict[str, float]]:
-        await bench.setup(workers)
+
+async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s clusters figures: ``options.objects`` ConfigMaps to 3 clusters with
+    ``options.workers`` worker processes, the steady phase, then the baseline on the same stack."""
+    objects = options.objects
+
+    async def scenario(bench: ClustersBench) -> Measured:
+        await bench.setup(options.workers)
         for name in CLUSTERS:
             await bench.first_object(name)
         memory = Memory(bench.stack, bench.queue.redis)
         r = await bench.sync_run("sync", objects, 400)
         used = memory.end(objects)
+        steady = (
+            await bench.steady_run("steady", options.steady, steady_rate(r["rate"]), 400)
+            if options.steady
+            else {}
+        )
+        if not options.baseline:
+            return r, used, steady, None
         bench.stop_syncflow()
-        return r, used, await bench.baseline(objects)
+        return r, used, steady, await bench.baseline(objects)
 
-    r, memory, base = await on_stack("clusters-", logs, 600, 10.0, redis_url, scenario)
-    work = f"{objects} ConfigMaps to 3 clusters, {workers} worker processes"
-    return mode_figures("clusters", work, BASELINE, r, ("kcp", *CLUSTERS), base, memory)
+    r, memory, steady, base = await on_stack(
+        "clusters-", options.logs, 600, 10.0, redis_url, scenario, options.latency
+    )
+    work = f"{objects} ConfigMaps to 3 clusters, {options.workers} worker processes"
+    work += latency_note(options.latency)
+    return mode_figures("clusters", work, BASELINE, r, ("kcp", *CLUSTERS), base, memory, steady)
 
 
 async def main(args: argparse.Namespace) -> None:

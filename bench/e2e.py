@@ -71,8 +71,9 @@ import orjson
 import yaml
 
 from bench.copies import STATE_NAMESPACE, CopyWrites
-from bench.figures import MemoryFigures, ModeFigures, mode_figures
+from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures, percentile
 from bench.roundtrips import RoundTrips
+from bench.steady import copy_latency, steady_rate
 from bench.support import (
     BIN,
     REPO,
@@ -81,11 +82,11 @@ from bench.support import (
     apply_crds,
     cpu_summary,
     done_verbs,
+    in_parallel,
     load_average,
     logical_cluster,
     middle_rate,
     open_watch,
-    percentile,
     private_redis,
     process_stats,
     run_dir,
@@ -462,22 +463,16 @@ class Bench:
         """Create ``names`` in kcp (round-robin over workspaces) with ``clients`` concurrent clients,
         the ``i``-th not before ``i / rate`` seconds in when ``rate`` is set; returns create times."""
         created: dict[str, float] = {}
-        pending = list(enumerate(names))[::-1]
-        began = time.perf_counter()
 
-        async def client() -> None:
-            while pending:
-                i, name = pending.pop()
-                if rate:
-                    await asyncio.sleep(max(0.0, began + i / rate - time.perf_counter()))
-                team = self.teams[i % len(self.teams)]
-                path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
-                await self.kcp.call("POST", path, widget(name, run))
-                created[name] = time.perf_counter()
-                if per_object is not None:
-                    await per_object(name, i % len(self.teams))
+        async def create(i: int, name: str) -> None:
+            team = self.teams[i % len(self.teams)]
+            path = f"/clusters/{team}/apis/{GROUP}/v1/namespaces/default/{PLURAL}"
+            await self.kcp.call("POST", path, widget(name, run))
+            created[name] = time.perf_counter()
+            if per_object is not None:
+                await per_object(name, i % len(self.teams))
 
-        await asyncio.gather(*(client() for _ in range(clients)))
+        await in_parallel(names, create, clients, rate)
         return created
 
     async def watch_copies(
@@ -569,6 +564,20 @@ class Bench:
             "syncflow": sum(window_cpu[group] for group in SYNCFLOW_GROUPS) / objects * 1000,
         }
         return figures
+
+    async def steady_run(self, run: str, objects: int, rate: float, timeout: float) -> dict[str, float]:
+        """The steady phase (``bench.steady.copy_latency``): ``objects`` created at ``rate`` per second,
+        create → local copy on the same raw watch as ``sync_run``'s."""
+        self.stack.allow(timeout)
+        await self.queue.idle(self.stack)
+
+        async def watch(seen: dict[str, float]) -> list[asyncio.Task[None]]:
+            return [await open_watch(lambda opened: self.watch_copies(run, seen, objects, opened=opened))]
+
+        async def create(rate: float) -> dict[str, float]:
+            return await self.create_all([f"{run}-{i}" for i in range(objects)], run, rate=rate)
+
+        return await copy_latency(self.stack, watch, create, rate, timeout)
 
     async def batch_runs(
         self, run: str, first: dict[str, Any], objects: int, batches: int, timeout: float
@@ -755,25 +764,37 @@ async def baseline_run(bench: Bench, args: argparse.Namespace, clients: int) -> 
     )
 
 
-async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """``python -m bench``'s publish figures: one sync run of ``objects`` with ``workers`` worker processes
-    and the baseline with 8 clients, each on a fresh stack, every other option at its default."""
-    args = parser().parse_args(["--objects", str(objects)])
+async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s publish figures: one sync run of ``options.objects`` with ``options.workers``
+    worker processes, then its steady phase (``options.steady`` objects at half its objects/s), and the
+    baseline with 8 clients, each on a fresh stack, every other option at its default."""
+    objects, workers = options.objects, options.workers
+    args = parser().parse_args(["--objects", str(objects), "--latency", options.latency])
     with tempfile.TemporaryDirectory() as scratch:
-        root = run_dir("publish-", logs, scratch)
+        root = run_dir("publish-", options.logs, scratch)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
 
-            async def synced(bench: Bench) -> tuple[dict[str, Any], MemoryFigures]:
+            async def synced(bench: Bench) -> tuple[dict[str, Any], MemoryFigures, dict[str, float]]:
                 memory = Memory(bench.stack, bench.queue.redis)
                 figures = await bench.sync_run("sync", objects, args.budget)
-                return figures, memory.end(objects)
+                used = memory.end(objects)
+                steady = (
+                    await bench.steady_run(
+                        "steady", options.steady, steady_rate(figures["rate"]), args.budget
+                    )
+                    if options.steady
+                    else {}
+                )
+                return figures, used, steady
 
-            r, memory = await one_stack(session, redis_url, root / "sync", args, synced, workers)
-            baseline = functools.partial(baseline_run, args=args, clients=8)
-            base = await one_stack(session, redis_url, root / "base", args, baseline)
+            r, memory, steady = await one_stack(session, redis_url, root / "sync", args, synced, workers)
+            base = None
+            if options.baseline:
+                baseline = functools.partial(baseline_run, args=args, clients=8)
+                base = await one_stack(session, redis_url, root / "base", args, baseline)
     work = f"{objects} objects in {args.workspaces} kcp workspaces -> service cluster,"
-    work += f" {workers} worker processes"
-    return mode_figures("publish", work, BASELINE, r, ("kcp", "service"), base, memory)
+    work += f" {workers} worker processes" + latency_note(options.latency)
+    return mode_figures("publish", work, BASELINE, r, ("kcp", "service"), base, memory, steady)
 
 
 Round = tuple[dict[int, dict[str, Any]], dict[str, float], dict[int, dict[str, Any]]]

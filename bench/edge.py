@@ -41,7 +41,7 @@ from typing import Any
 import aiohttp
 
 from bench.e2e import Api, BenchError, Stack
-from bench.figures import MemoryFigures, ModeFigures, mode_figures
+from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures, percentile
 from bench.support import (
     REDIS_URL,
     AgentQueue,
@@ -52,7 +52,6 @@ from bench.support import (
     done_verbs,
     in_parallel,
     load_average,
-    percentile,
     run_dir,
     said,
     start_watch_and_beat,
@@ -64,6 +63,8 @@ from bench.support import (
 MAILBOX = "root:edge:mb1"
 CONFIGS = "apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
 NAMESPACE = "up"
+LAG_CHANGES = 10
+"""At most this many changes are timed in ``python -m bench``'s edge row (each takes about a period)."""
 SELECTOR = "bench%3Dup"
 BASELINE = (
     "this process writes the objects into the mailbox directly (one create each, 8 clients), timed by the"
@@ -99,8 +100,10 @@ class EdgeBench:
         objects: int,
         period: float,
         redis_url: str = REDIS_URL,
+        latency: str = "0",
     ) -> None:
         self.stack, self.session, self.objects, self.period = stack, session, objects, period
+        self.latency = latency  # devcluster --latency of both API servers
         self.redis_url = redis_url
         self.queue = AgentQueue(stack.agent, redis_url)
         self.kcp = self.pcluster = Api(session, "")
@@ -124,8 +127,8 @@ class EdgeBench:
         """Devclusters, the mailbox with its CRD, the namespaces and the syncer's environment: everything
         but the p-cluster's objects and the syncer's processes."""
         stack = self.stack
-        self.pcluster = Api(self.session, stack.devcluster("pcluster"))
-        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        self.pcluster = Api(self.session, stack.devcluster("pcluster", "--latency", self.latency))
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp", "--latency", self.latency))
         await create_workspaces(self.kcp, MAILBOX)
         apply_crds(stack, workspace_kubeconfig(stack, self.kcp, MAILBOX), "edge")
         for api, prefix in ((self.kcp, self.mb), (self.pcluster, "")):
@@ -242,7 +245,12 @@ class EdgeBench:
 
             await self.stack.wait(arrived, 4 * self.period, f"change {i} in the mailbox", 0.02)
             lags.append((time.perf_counter() - changed) * 1000)
-        return {"p50": percentile(lags, 50), "max": max(lags), "mean": sum(lags) / len(lags)}
+        return {
+            "p50": percentile(lags, 50),
+            "p99": percentile(lags, 99),
+            "max": max(lags),
+            "mean": sum(lags) / len(lags),
+        }
 
     async def baseline(self) -> dict[str, float]:
         """One poll done directly (a paged list of each side), and the writes into the mailbox directly."""
@@ -281,15 +289,20 @@ class EdgeBench:
 
 
 async def one_run(
-    workers: int, args: argparse.Namespace, redis_url: str = REDIS_URL, upsync_only: bool = False
+    workers: int,
+    args: argparse.Namespace,
+    redis_url: str = REDIS_URL,
+    upsync_only: bool = False,
+    lag: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], MemoryFigures]:
     """Everything with ``workers`` worker processes, on fresh devclusters (``upsync_only``: the initial
-    upsync and the baseline), and the memory the initial upsync took."""
+    upsync and the baseline, and with ``lag`` the lag of ``args.changes`` changes too), and the memory the
+    initial upsync took."""
     with tempfile.TemporaryDirectory() as scratch:
         work = run_dir(f"edge-{workers}-", args.logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", args.budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = EdgeBench(stack, session, args.objects, args.period, redis_url)
+            bench = EdgeBench(stack, session, args.objects, args.period, redis_url, args.latency)
             try:
                 await bench.setup(workers)
                 memory = Memory(stack, bench.queue.redis)
@@ -297,6 +310,7 @@ async def one_run(
                 used = memory.end(args.objects)
                 if not upsync_only:
                     results["steady"] = await bench.steady(args.polls)
+                if not upsync_only or lag:
                     results["lag"] = await bench.lag(args.changes)
                 for name in [n for n in stack.processes if n not in ("kcp", "pcluster")]:
                     stack.stop(name)
@@ -308,14 +322,23 @@ async def one_run(
     return results, used
 
 
-async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """``python -m bench``'s edge figures: the initial upsync of ``objects`` ConfigMaps with a worker role
-    of ``--workers <workers>``, and the baseline's direct writes."""
-    args = parser().parse_args(["--objects", str(objects), *(["--logs", logs] if logs else [])])
-    results, memory = await one_run(workers, args, redis_url, upsync_only=True)
-    work = f"initial upsync of {objects} ConfigMaps p-cluster -> mailbox, worker --workers {workers}"
+async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s edge figures: the initial upsync of ``options.objects`` ConfigMaps with a worker
+    role of ``--workers <options.workers>``, then the lag of ``min(options.steady, 10)`` p-cluster changes
+    to the mailbox (edge has no create → copy of a new object to time: its objects exist before the
+    run), and the baseline's direct writes."""
+    changes = min(options.steady, LAG_CHANGES)
+    argv = ["--objects", str(options.objects), "--changes", str(max(changes, 1))]
+    argv += ["--latency", options.latency, *(["--logs", options.logs] if options.logs else [])]
+    args = parser().parse_args(argv)
+    results, memory = await one_run(options.workers, args, redis_url, upsync_only=True, lag=changes > 0)
+    work = f"initial upsync of {options.objects} ConfigMaps p-cluster -> mailbox, worker --workers"
+    work += f" {options.workers}; change lag over {changes} changes, upsync period {args.period:g} s"
+    work += latency_note(options.latency)
+    lag = results.get("lag")
+    steady = {"lag_p50": lag["p50"], "lag_p99": lag["p99"]} if lag else None
     return mode_figures(
-        "edge", work, BASELINE, results["initial"], ("kcp", "pcluster"), results["base"], memory
+        "edge", work, BASELINE, results["initial"], ("kcp", "pcluster"), results["base"], memory, steady
     )
 
 
@@ -358,6 +381,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--polls", type=int, default=4, help="steady-state polls measured")
     parser.add_argument("--changes", type=int, default=10, help="downstream changes timed")
     parser.add_argument("--budget", type=float, default=300, help="seconds one run may take")
+    parser.add_argument("--latency", default="0", help="devcluster --latency of both API servers")
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     return parser
 

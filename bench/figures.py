@@ -6,6 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, TypedDict
 
 import orjson
@@ -13,6 +14,24 @@ import orjson
 Load = tuple[float, float, float]
 PER = 10_000
 """Memory figures are per this many synced objects."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``python -m bench`` asks of one mode's ``measure``."""
+
+    objects: int
+    """Objects of the burst."""
+    workers: int
+    """Worker pool processes."""
+    logs: str | None = None
+    """Keep the process logs in new directories under this one (None: a scratch directory)."""
+    steady: int = 0
+    """Objects of the steady phase after the burst (0: none; edge: downstream changes timed)."""
+    latency: str = "0"
+    """``devcluster --latency`` of every API server, e.g. ``20ms``."""
+    baseline: bool = True
+    """Whether the mode's fair baseline runs too."""
 
 
 @dataclass(frozen=True)
@@ -26,8 +45,8 @@ class ModeFigures:
     """What the fair baseline does."""
     rate: float
     """syncflow's objects/s."""
-    base_rate: float
-    """The baseline's objects/s."""
+    base_rate: float | None
+    """The baseline's objects/s (None: no baseline was run, as in the scale-out)."""
     requests: float | None = None
     """syncflow's API requests per object (both sides, minus the benchmark's own)."""
     base_requests: float | None = None
@@ -36,24 +55,48 @@ class ModeFigures:
     status: float | None = None
     """``status`` reconciles per object."""
     p50_ms: float | None = None
+    """The burst's create → copy latency (ms)."""
     p99_ms: float | None = None
+    last_copy_s: float | None = None
+    """Seconds from the burst's first create to its last copy."""
+    last_copy_bound_s: float | None = None
+    """What ``last_copy_s`` should be within: objects at the burst's middle-80 % pace, plus 1 s."""
+    steady_rate: float | None = None
+    """The steady phase's creates/s (half the burst's objects/s)."""
+    steady_p50_ms: float | None = None
+    """The steady phase's create → copy latency (ms)."""
+    steady_p99_ms: float | None = None
+    status_p50_ms: float | None = None
+    """A status change downstream → the same status upstream (ms), in the steady phase."""
+    lag_p50_ms: float | None = None
+    """edge: a downstream change → the mailbox (ms), changes at random moments of the poll period."""
+    lag_p99_ms: float | None = None
     rss_mb: float | None = None
     """RSS of the worker role's processes after the sync, summed."""
     rss_growth_mb: float | None = None
     """Growth of that RSS from before the run to after the sync, per 10,000 objects."""
     redis_mb: float | None = None
     """Growth of Redis ``used_memory`` over the run, per 10,000 objects."""
+    middle_rate: float | None = None
+    """syncflow's objects/s from the 10th to the 90th percentile copy (without ramp-up and tail)."""
     load_before: Load | None = None
     load_after: Load | None = None
 
     @property
-    def ratio(self) -> float:
+    def ratio(self) -> float | None:
         """syncflow's objects/s over the baseline's."""
-        return self.rate / self.base_rate
+        return None if self.base_rate is None else self.rate / self.base_rate
+
+    @property
+    def last_copy_within(self) -> bool | None:
+        """Whether the burst's last copy landed within its bound."""
+        if self.last_copy_s is None or self.last_copy_bound_s is None:
+            return None
+        return self.last_copy_s <= self.last_copy_bound_s
 
     def as_json(self) -> dict[str, Any]:
-        """The figures, the ratio included."""
-        return {**dataclasses.asdict(self), "ratio": self.ratio}
+        """The figures, the ratio and the bound's check included."""
+        return {**dataclasses.asdict(self), "ratio": self.ratio, "last_copy_within": self.last_copy_within}
 
 
 class MemoryFigures(TypedDict):
@@ -70,30 +113,54 @@ def mode_figures(
     baseline: str,
     synced: Mapping[str, Any],
     sides: Sequence[str],
-    base: Mapping[str, Any],
+    base: Mapping[str, Any] | None,
     memory: MemoryFigures,
+    steady: Mapping[str, Any] | None = None,
 ) -> ModeFigures:
     """The figures of a sync run (``synced``: ``rate``, ``sync``, ``status``, API requests per object of
-    each of ``sides``, ``p50``/``p99`` where measured) and its baseline (``base``: ``rate``, ``calls``)."""
+    each of ``sides``, ``p50``/``p99``/``last_s``/``bound_s`` where measured), its baseline (``base``:
+    ``rate``, ``calls``; None when not run) and its steady phase (``steady``: ``rate``, ``p50``, ``p99``,
+    ``status_p50``, ``lag_p50``, ``lag_p99``, those measured)."""
+    steady = steady or {}
     return ModeFigures(
         mode=mode,
         work=work,
         baseline=baseline,
         rate=synced["rate"],
-        base_rate=base["rate"],
+        middle_rate=synced["middle"][0] if "middle" in synced else None,
+        base_rate=None if base is None else base["rate"],
         requests=sum(synced[side] for side in sides),
-        base_requests=base["calls"],
+        base_requests=None if base is None else base["calls"],
         sync=synced["sync"],
         status=synced["status"],
         p50_ms=synced.get("p50"),
         p99_ms=synced.get("p99"),
+        last_copy_s=synced.get("last_s"),
+        last_copy_bound_s=synced.get("bound_s"),
+        steady_rate=steady.get("rate"),
+        steady_p50_ms=steady.get("p50"),
+        steady_p99_ms=steady.get("p99"),
+        status_p50_ms=steady.get("status_p50"),
+        lag_p50_ms=steady.get("lag_p50"),
+        lag_p99_ms=steady.get("lag_p99"),
         **memory,
     )
+
+
+def latency_note(latency: str) -> str:
+    """What a run's ``work`` says of ``devcluster --latency`` (nothing when there is none)."""
+    return "" if latency in ("", "0") else f", API latency {latency}"
 
 
 def loaded(figures: ModeFigures, before: Load) -> ModeFigures:
     """``figures`` with the load averages ``before`` and now."""
     return dataclasses.replace(figures, load_before=before, load_after=os.getloadavg())
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def per_10k(grown: float, objects: int) -> float:
@@ -103,6 +170,12 @@ def per_10k(grown: float, objects: int) -> float:
 
 def _n(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _bound(f: ModeFigures) -> str:
+    if f.last_copy_s is None or f.last_copy_bound_s is None:
+        return _n(f.last_copy_s, 1)
+    return f"{f.last_copy_s:.1f} {'<=' if f.last_copy_within else '>'} {f.last_copy_bound_s:.1f}"
 
 
 def _load(load: Load | None) -> str:
@@ -119,8 +192,15 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("API req/obj baseline", lambda f: _n(f.base_requests, 2)),
     ("sync/obj", lambda f: _n(f.sync, 2)),
     ("status/obj", lambda f: _n(f.status, 2)),
-    ("p50 ms", lambda f: _n(f.p50_ms, 0)),
-    ("p99 ms", lambda f: _n(f.p99_ms, 0)),
+    ("burst p50 ms", lambda f: _n(f.p50_ms, 0)),
+    ("burst p99 ms", lambda f: _n(f.p99_ms, 0)),
+    ("last copy s (bound)", _bound),
+    ("steady obj/s", lambda f: _n(f.steady_rate, 1)),
+    ("steady p50 ms", lambda f: _n(f.steady_p50_ms, 0)),
+    ("steady p99 ms", lambda f: _n(f.steady_p99_ms, 0)),
+    ("status p50 ms", lambda f: _n(f.status_p50_ms, 0)),
+    ("change lag p50 ms", lambda f: _n(f.lag_p50_ms, 0)),
+    ("change lag p99 ms", lambda f: _n(f.lag_p99_ms, 0)),
     ("worker RSS MB", lambda f: _n(f.rss_mb, 0)),
     (f"RSS growth MB/{PER // 1000}k obj", lambda f: _n(f.rss_growth_mb, 1)),
     (f"Redis MB/{PER // 1000}k obj", lambda f: _n(f.redis_mb, 1)),
@@ -144,6 +224,12 @@ def table(runs: Sequence[ModeFigures]) -> str:
             *(line(row) for row in rows[1:]),
             "",
             f"load: 1, 5 and 15 min averages on {os.cpu_count()} cores; —: not measured in that mode",
+            "burst p50/p99: create -> copy on a raw watch of the target, objects created by 8 clients at"
+            " once; last copy: seconds from the first create, within (<=) objects / the burst's middle-80 %"
+            " pace + 1 s or not (>)",
+            "steady: objects created at half the burst's obj/s, create -> copy; status: a status change"
+            " downstream -> the same status upstream (workload); change lag: a p-cluster change -> the"
+            " mailbox, at random moments of the upsync period (edge)",
             *(f"baseline of {f.mode}: {f.baseline}" for f in runs),
         ]
     )
@@ -152,3 +238,80 @@ def table(runs: Sequence[ModeFigures]) -> str:
 def as_json(runs: Sequence[ModeFigures]) -> str:
     """``runs`` as a JSON array of objects (a missing figure is null)."""
     return orjson.dumps([f.as_json() for f in runs], option=orjson.OPT_INDENT_2).decode()
+
+
+def doublings(rates: Mapping[int, float]) -> list[tuple[int, int, float]]:
+    """Each step of ``rates`` (objects/s by worker processes, in ascending order of processes) as
+    (processes before, after, the ratio of their objects/s)."""
+    counts = sorted(rates)
+    return [(a, b, rates[b] / rates[a] if rates[a] else 0.0) for a, b in pairwise(counts)]
+
+
+def scale_table(runs: Mapping[str, Mapping[int, ModeFigures]], latency: str) -> str:
+    """A markdown table of each mode's runs by worker processes (each on a fresh stack), with the growth
+    of objects/s (whole run; middle 80 %) over the count before, then each mode's doublings."""
+    header = ["mode", "worker processes", "obj/s", "x prev", "middle 80 % obj/s", "x prev"]
+    header += ["API req/obj", "sync/obj", "load before", "load after"]
+    rows = [header]
+    summary = []
+    for mode, by_workers in runs.items():
+        previous: ModeFigures | None = None
+        for workers, f in sorted(by_workers.items()):
+            rows.append(
+                [
+                    mode,
+                    str(workers),
+                    _n(f.rate, 1),
+                    _growth(f.rate, previous.rate if previous else None),
+                    _n(f.middle_rate, 1),
+                    _growth(f.middle_rate, previous.middle_rate if previous else None),
+                    _n(f.requests, 2),
+                    _n(f.sync, 2),
+                    _load(f.load_before),
+                    _load(f.load_after),
+                ]
+            )
+            previous = f
+        steps = doublings({n: f.rate for n, f in by_workers.items()})
+        summary.append(
+            f"{mode}: "
+            + ", ".join(f"{a} -> {b} x{ratio:.2f}" for a, b, ratio in steps)
+            + " (whole run; issue 32's target: >= x1.8 per doubling)"
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    return "\n".join(
+        [
+            line(rows[0]),
+            line(["-" * w for w in widths]),
+            *(line(row) for row in rows[1:]),
+            "",
+            *summary,
+            f"devcluster --latency {latency} on every API server; a fresh stack per count, no baseline;"
+            f" load: 1, 5 and 15 min averages on {os.cpu_count()} cores",
+        ]
+    )
+
+
+def _growth(now: float | None, before: float | None) -> str:
+    return f"x{now / before:.2f}" if now is not None and before else ""
+
+
+def scale_json(runs: Mapping[str, Mapping[int, ModeFigures]]) -> str:
+    """The scale-out as JSON: per mode, each run's figures and the doublings of objects/s."""
+    return orjson.dumps(
+        {
+            mode: {
+                "runs": [f.as_json() for _, f in sorted(by_workers.items())],
+                "doublings": [
+                    {"from": a, "to": b, "ratio": ratio}
+                    for a, b, ratio in doublings({n: f.rate for n, f in by_workers.items()})
+                ],
+            }
+            for mode, by_workers in runs.items()
+        },
+        option=orjson.OPT_INDENT_2,
+    ).decode()

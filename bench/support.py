@@ -22,7 +22,8 @@ import orjson
 import yaml
 from redis import Redis
 
-from bench.figures import MemoryFigures, per_10k
+from bench.figures import MemoryFigures, per_10k, percentile
+from bench.steady import last_copy_bound, schedule
 from syncflow.config import load_settings
 from syncflow.queue.layout import forget_agent
 from syncflow.queue.service import QueueService
@@ -84,6 +85,33 @@ def done_verbs(stack: Stack) -> Counter[str]:
     )
 
 
+async def watch_events(
+    session: aiohttp.ClientSession,
+    api: Api,
+    path: str,
+    selector: str,
+    on_event: Callable[[str, dict[str, Any]], bool | None],
+    *,
+    timeout: int = 290,
+    opened: asyncio.Event | None = None,
+) -> None:
+    """List ``path``'s objects matching ``selector`` (a label selector, URL-encoded) and watch them from
+    that list's resourceVersion on a raw stream, calling ``on_event(type, object)`` for every event until
+    it returns True or the watch ends after ``timeout`` seconds. ``opened`` is set once the stream
+    answers: an object created from then on is seen."""
+    _, listed = await api.call("GET", f"{path}?labelSelector={selector}")
+    rv = listed["metadata"]["resourceVersion"]
+    api.mine["GET"] += 1
+    url = f"{api.url}{path}?watch=1&labelSelector={selector}&resourceVersion={rv}&timeoutSeconds={timeout}"
+    async with session.get(url) as response:
+        if opened is not None:
+            opened.set()
+        async for line in response.content:
+            event = orjson.loads(line)
+            if on_event(event["type"], event["object"]):
+                return
+
+
 async def watch_first_seen(
     session: aiohttp.ClientSession,
     api: Api,
@@ -97,28 +125,26 @@ async def watch_first_seen(
     on_new: Callable[[int], None] | None = None,
     opened: asyncio.Event | None = None,
 ) -> None:
-    """Record in ``seen`` when each object of ``path`` matching ``selector`` (a label selector, URL-encoded)
-    first appears on a raw watch stream, by ``name_of(object)``, until ``expected`` are seen or the watch
-    ends after ``timeout`` seconds; ``on_new(len(seen))`` is called after each new one. ``opened`` is set
-    once the stream answers: an object created from then on is seen."""
-    _, listed = await api.call("GET", f"{path}?labelSelector={selector}")
-    rv = listed["metadata"]["resourceVersion"]
-    api.mine["GET"] += 1
-    url = f"{api.url}{path}?watch=1&labelSelector={selector}&resourceVersion={rv}&timeoutSeconds={timeout}"
-    async with session.get(url) as response:
-        if opened is not None:
-            opened.set()
-        async for line in response.content:
-            event = orjson.loads(line)
-            if event["type"] in ("ADDED", "MODIFIED"):
-                name = name_of(event["object"])
-                if name in seen:
-                    continue
-                seen[name] = time.perf_counter()
-                if on_new is not None:
-                    on_new(len(seen))
-                if len(seen) >= expected:
-                    return
+    """Record in ``seen`` when each object of ``path`` matching ``selector`` first appears on a raw watch
+    stream (``watch_events``), by ``name_of(object)``, until ``expected`` are seen or the watch ends after
+    ``timeout`` seconds; ``on_new(len(seen))`` is called after each new one. Several watches may share
+    ``seen``: each counts the objects it recorded itself towards its ``expected``."""
+    recorded = 0
+
+    def first(kind: str, obj: dict[str, Any]) -> bool | None:
+        nonlocal recorded
+        if kind not in ("ADDED", "MODIFIED"):
+            return None
+        name = name_of(obj)
+        if name in seen:
+            return None
+        seen[name] = time.perf_counter()
+        recorded += 1
+        if on_new is not None:
+            on_new(len(seen))
+        return recorded >= expected
+
+    await watch_events(session, api, path, selector, first, timeout=timeout, opened=opened)
 
 
 async def open_watch(
@@ -144,12 +170,6 @@ async def traffic(apis: Sequence[Api]) -> list[Counter[str]]:
     return [await api.counts() - api.mine for api in apis]
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (0..100)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
 def middle_rate(seen: dict[str, float], started: float) -> tuple[float, float, float]:
     """Objects/s from the 10th to the 90th percentile copy (the run's pace without its ramp-up and
     tail), and the seconds from ``started`` to those two copies."""
@@ -169,14 +189,18 @@ def sync_figures(
     cpu: Counter[str],
 ) -> dict[str, Any]:
     """The figures of a sync run: objects created at ``created`` times, copies seen at ``seen`` times,
-    ``requests`` per side during the run, the ``done`` task verbs and the ``cpu`` seconds it took."""
+    ``requests`` per side during the run, the ``done`` task verbs and the ``cpu`` seconds it took; the
+    last copy's seconds after ``started`` and the bound it should be within (``last_copy_bound``)."""
     objects = len(created)
     elapsed = max(seen.values()) - started
     latencies = [(seen[name] - at) * 1000 for name, at in created.items()]
+    middle = middle_rate(seen, started)
     return {
         "rate": objects / elapsed,
         "elapsed": elapsed,
-        "middle": middle_rate(seen, started),
+        "middle": middle,
+        "last_s": elapsed,
+        "bound_s": last_copy_bound(objects, middle[0]),
         "create_s": create_s,
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
@@ -275,14 +299,20 @@ def apply_crds(stack: Stack, kubeconfig: Path, mode: str) -> None:
 
 
 async def in_parallel(
-    items: Sequence[T], action: Callable[[int, T], Awaitable[object]], clients: int = 8
+    items: Sequence[T], action: Callable[[int, T], Awaitable[object]], clients: int = 8, rate: float = 0
 ) -> None:
-    """Run ``action(index, item)`` over ``items`` with ``clients`` concurrent clients, in order."""
+    """Run ``action(index, item)`` over ``items`` with ``clients`` concurrent clients, in order; with a
+    ``rate``, the ``i``-th not before ``i / rate`` seconds in (``bench.steady.schedule``)."""
     pending = list(enumerate(items))[::-1]
+    due = schedule(len(items), rate)
+    began = time.perf_counter()
 
     async def client() -> None:
         while pending:
-            await action(*pending.pop())
+            i, item = pending.pop()
+            if rate:
+                await asyncio.sleep(max(0.0, began + due[i] - time.perf_counter()))
+            await action(i, item)
 
     await asyncio.gather(*(client() for _ in range(clients)))
 

@@ -28,17 +28,19 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 
 import argparse
 import asyncio
+import functools
 import os
 import tempfile
 import time
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import orjson
 
 from bench.e2e import Api, BenchError, Stack
-from bench.figures import MemoryFigures, ModeFigures, mode_figures
+from bench.figures import MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures, percentile
+from bench.steady import StatusLog, copy_latency, returned, status_lags, steady_rate
 from bench.support import (
     REDIS_URL,
     AgentQueue,
@@ -49,13 +51,13 @@ from bench.support import (
     in_parallel,
     load_average,
     open_watch,
-    percentile,
     run_dir,
     served,
     start_watch_and_beat,
     start_worker_role,
     sync_figures,
     traffic,
+    watch_events,
     watch_first_seen,
 )
 from syncflow.kube.jsonapi import MERGE_PATCH
@@ -101,9 +103,15 @@ class WorkloadBench:
     """Setup, the syncflow run and the baseline."""
 
     def __init__(
-        self, stack: Stack, session: aiohttp.ClientSession, namespaces: int, redis_url: str = REDIS_URL
+        self,
+        stack: Stack,
+        session: aiohttp.ClientSession,
+        namespaces: int,
+        redis_url: str = REDIS_URL,
+        latency: str = "0",
     ) -> None:
         self.stack, self.session, self.redis_url = stack, session, redis_url
+        self.latency = latency  # devcluster --latency of both API servers
         self.namespaces = [f"ns-{i}" for i in range(namespaces)]
         self.queue = AgentQueue(stack.agent, redis_url)
         self.kcp = self.physical = Api(session, "")
@@ -125,8 +133,8 @@ class WorkloadBench:
         """Devclusters, the workspace (types, binding), the SyncTarget, the namespaces and the syncer's
         environment: everything but its processes."""
         stack = self.stack
-        self.physical = Api(self.session, stack.devcluster("physical"))
-        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp"))
+        self.physical = Api(self.session, stack.devcluster("physical", "--latency", self.latency))
+        self.kcp = Api(self.session, stack.devcluster("kcp", "--kcp", "--latency", self.latency))
         await create_workspaces(self.kcp, WORKSPACE)
         binding = {"reference": {"export": {"path": "root:compute", "name": "kubernetes"}}}
         await self.kcp.call(
@@ -164,8 +172,11 @@ class WorkloadBench:
         )
         return True if len(listed["items"]) >= expected else None
 
-    async def create_all(self, names: list[str], run: str, after: Any = None) -> dict[str, float]:
-        """Create ``names`` in kcp (round-robin over the namespaces), 8 clients; returns create times."""
+    async def create_all(
+        self, names: list[str], run: str, after: Any = None, rate: float = 0
+    ) -> dict[str, float]:
+        """Create ``names`` in kcp (round-robin over the namespaces), 8 clients, the ``i``-th not before
+        ``i / rate`` seconds in when ``rate`` is set; returns create times."""
         created: dict[str, float] = {}
 
         async def create(i: int, name: str) -> None:
@@ -176,7 +187,7 @@ class WorkloadBench:
             if after is not None:
                 await after(obj, namespace)
 
-        await in_parallel(names, create)
+        await in_parallel(names, create, rate=rate)
         return created
 
     async def watch_copies(
@@ -215,6 +226,70 @@ class WorkloadBench:
         kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         return sync_figures(started, created, seen, create_s, {"kcp": kcp, "physical": physical}, done, cpu)
+
+    async def watch_statuses(
+        self, api: Api, path: str, run: str, log: StatusLog, opened: asyncio.Event
+    ) -> None:
+        """Record in ``log`` every status change of run ``run``'s Deployments under ``path`` of ``api``,
+        as a raw watch stream shows them, until cancelled."""
+
+        def record(kind: str, obj: dict[str, Any]) -> None:
+            if kind in ("ADDED", "MODIFIED"):
+                log.record(str(obj["metadata"]["name"]), obj.get("status"))
+
+        timeout = max(1, int(self.stack.remaining(3600)))
+        await watch_events(
+            self.session, api, path, f"bench-run%3D{run}", record, timeout=timeout, opened=opened
+        )
+
+    async def steady_run(self, objects: int, rate: float, timeout: float) -> dict[str, Any]:
+        """The steady phase (``bench.steady.copy_latency``): ``objects`` Deployments created at ``rate`` per
+        second, create → physical copy; and each status change of a copy (the simulated controller's) →
+        the same status on its kcp Deployment (``bench.steady.status_lags``), until every copy's latest
+        status has stood upstream for a second."""
+        run = "steady"
+        await self.queue.idle(self.stack)
+        names = [f"s-{i}" for i in range(objects)]
+        downstream, upstream = StatusLog(), StatusLog()
+        sides = [
+            (self.physical, "/apis/apps/v1/deployments", downstream),
+            (self.kcp, f"{self.ws}/apis/apps/v1/deployments", upstream),
+        ]
+        statuses = [
+            await open_watch(functools.partial(self.watch_statuses, api, path, run, log))
+            for api, path, log in sides
+        ]
+        try:
+
+            async def watch(seen: dict[str, float]) -> list[asyncio.Task[None]]:
+                return [await open_watch(lambda opened: self.watch_copies(run, seen, objects, opened))]
+
+            async def create(rate: float) -> dict[str, float]:
+                return await self.create_all(names, run, rate=rate)
+
+            figures: dict[str, Any] = await copy_latency(self.stack, watch, create, rate, timeout)
+            since: list[float] = []
+
+            async def settled() -> bool | None:
+                for task in statuses:
+                    if task.done():
+                        task.result()  # the watch's own error (or its end)
+                        raise self.stack.fail("a status watch ended")
+                if not returned(downstream, upstream, names):
+                    since.clear()
+                    return None
+                since[:] = since or [time.perf_counter()]
+                return True if time.perf_counter() - since[0] >= 1.0 else None
+
+            await self.stack.wait(settled, timeout, "every steady copy's status upstream", 0.1)
+        finally:
+            for task in statuses:
+                task.cancel()
+        lags, missing = status_lags(downstream, upstream)
+        figures["status_p50"] = percentile([lag * 1000 for lag in lags], 50) if lags else None
+        figures["status_changes"] = len(lags) + missing
+        figures["status_missing"] = missing
+        return figures
 
     async def baseline(self, objects: int) -> dict[str, float]:
         """Syncflow's writes per object, done directly: kcp create, finalizer patch, the mapped namespace
@@ -264,68 +339,112 @@ class WorkloadBench:
         }
 
 
-async def runs(
-    objects: int, namespaces: int, workers: int, budget: float, logs: str | None, redis_url: str = REDIS_URL
-) -> tuple[float, dict[str, Any], MemoryFigures, dict[str, float]]:
-    """On one fresh stack: the set-up's seconds, the sync run's figures and memory, then the baseline's."""
+class Runs(NamedTuple):
+    """What ``runs`` measured on one stack."""
+
+    setup_s: float
+    synced: dict[str, Any]
+    memory: MemoryFigures
+    steady: dict[str, Any]
+    """The steady phase's figures (empty when it did not run)."""
+    base: dict[str, float] | None
+    """The baseline's figures (None when it did not run)."""
+
+
+async def runs(options: RunOptions, namespaces: int, budget: float, redis_url: str = REDIS_URL) -> Runs:
+    """On one fresh stack: the set-up's seconds, the sync run's figures and memory, the steady phase's
+    (``options.steady`` Deployments at half the sync run's objects/s), then the baseline's."""
+    objects = options.objects
     with tempfile.TemporaryDirectory() as scratch:
-        work = run_dir("workload-", logs, scratch)
+        work = run_dir("workload-", options.logs, scratch)
         stack = Stack(work, f"bench{uuid.uuid4().hex[:8]}", budget)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64)) as session:
-            bench = WorkloadBench(stack, session, namespaces, redis_url)
+            bench = WorkloadBench(stack, session, namespaces, redis_url, options.latency)
             try:
                 began = time.perf_counter()
-                await bench.setup(workers)
+                await bench.setup(options.workers)
                 setup_s = time.perf_counter() - began
                 memory = Memory(stack, bench.queue.redis)
                 synced = await bench.sync_run(objects, budget)
                 used = memory.end(objects)
-                for name in [n for n in stack.processes if n not in ("kcp", "physical")]:
-                    stack.stop(name)
-                base = await bench.baseline(objects)
+                steady = (
+                    await bench.steady_run(options.steady, steady_rate(synced["rate"]), budget)
+                    if options.steady
+                    else {}
+                )
+                base = None
+                if options.baseline:
+                    for name in [n for n in stack.processes if n not in ("kcp", "physical")]:
+                        stack.stop(name)
+                    base = await bench.baseline(objects)
             finally:
                 stack.stop_all()
                 bench.queue.cleanup()
                 bench.queue.close()
-    return setup_s, synced, used, base
+    return Runs(setup_s, synced, used, steady, base)
 
 
-async def run(objects: int, namespaces: int, budget: float, logs: str | None) -> None:
+async def run(args: argparse.Namespace) -> None:
     load_before = os.getloadavg()
     began = time.perf_counter()
-    setup_s, synced, _, base = await runs(objects, namespaces, 2, budget, logs)
-    report(objects, namespaces, setup_s, synced, base, time.perf_counter() - began, load_before)
+    options = RunOptions(args.objects, 2, args.logs, args.steady, args.latency)
+    measured = await runs(options, args.namespaces, args.budget)
+    report(options, args.namespaces, measured, time.perf_counter() - began, load_before)
 
 
-async def measure(objects: int, workers: int, logs: str | None, redis_url: str) -> ModeFigures:
-    """``python -m bench``'s workload figures: ``objects`` Deployments over 10 namespaces, a worker role with
-    ``--workers <workers>``, then the baseline."""
-    _, r, memory, base = await runs(objects, 10, workers, 400, logs, redis_url)
-    work = f"{objects} Deployments kcp -> physical cluster, worker --workers {workers}"
-    return mode_figures("workload", work, BASELINE, r, ("kcp", "physical"), base, memory)
+async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
+    """``python -m bench``'s workload figures: ``options.objects`` Deployments over 10 namespaces, a worker
+    role with ``--workers <options.workers>``, the steady phase, then the baseline."""
+    measured = await runs(options, 10, 400, redis_url)
+    work = f"{options.objects} Deployments kcp -> physical cluster, worker --workers {options.workers}"
+    work += latency_note(options.latency)
+    return mode_figures(
+        "workload",
+        work,
+        BASELINE,
+        measured.synced,
+        ("kcp", "physical"),
+        measured.base,
+        measured.memory,
+        measured.steady,
+    )
 
 
 def report(
-    objects: int,
+    options: RunOptions,
     namespaces: int,
-    setup_s: float,
-    r: dict[str, Any],
-    base: dict[str, float],
+    measured: Runs,
     total_s: float,
     load_before: tuple[float, float, float],
 ) -> None:
     """Print the figures."""
+    r, base, steady = measured.synced, measured.base, measured.steady
+    assert base is not None, "this report compares with the baseline"
+    bound = "" if r["bound_s"] is None else f" (bound {r['bound_s']:.1f} s)"
+    status_ms = "—" if not steady or steady["status_p50"] is None else f"{steady['status_p50']:.0f} ms"
+    steady_lines = (
+        [
+            f"  steady phase      {options.steady} Deployments at {steady['rate']:.1f}/s (half the burst):"
+            f" p50 {steady['p50']:.0f} ms  p99 {steady['p99']:.0f} ms (create -> physical copy)",
+            f"    status p50 {status_ms}  (status change in the physical cluster ->"
+            f" kcp, {steady['status_changes']} changes, {steady['status_missing']} never shown upstream)",
+        ]
+        if steady
+        else []
+    )
     print(
         "\n".join(
             [
                 load_average(load_before),
-                f"{objects} Deployments over {namespaces} namespaces of {WORKSPACE}, 8 creating clients"
-                f" (setup {setup_s:.1f} s)",
+                f"{options.objects} Deployments over {namespaces} namespaces of {WORKSPACE}, 8 creating"
+                f" clients (setup {measured.setup_s:.1f} s){latency_note(options.latency)}",
                 "syncflow workload (watch, beat, worker --workers 2):",
                 f"  throughput        {r['rate']:8.1f} obj/s  ({r['elapsed']:.1f} s; creates alone"
                 f" {r['create_s']:.1f} s)  ratio syncflow/baseline {r['rate'] / base['rate']:.3f}",
                 f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
                 "  (kcp create response -> ADDED on a physical-cluster watch)",
+                f"  last copy         {r['last_s']:.1f} s after the first create{bound}",
+                *steady_lines,
                 f"  reconciles/object {r['sync']:8.2f} sync  {r['status']:.2f} status",
                 f"  API requests/obj  {r['kcp'] + r['physical']:8.2f}  (kcp {r['kcp']:.2f},"
                 f" physical {r['physical']:.2f}; /debug/requests delta minus the benchmark's own)",
@@ -347,9 +466,11 @@ if __name__ == "__main__":
     parser.add_argument("--objects", type=int, default=1_000, help="Deployments to create")
     parser.add_argument("--namespaces", type=int, default=10, help="kcp namespaces they are spread over")
     parser.add_argument("--budget", type=float, default=400, help="seconds the whole run may take")
+    parser.add_argument("--steady", type=int, default=200, help="Deployments of the steady phase (0: none)")
+    parser.add_argument("--latency", default="0", help="devcluster --latency of both API servers")
     parser.add_argument("--logs", help="keep the process logs in a new directory under this one")
     args = parser.parse_args()
     try:
-        asyncio.run(run(args.objects, args.namespaces, args.budget, args.logs))
+        asyncio.run(run(args))
     except BenchError as exc:
         raise SystemExit(str(exc)) from None

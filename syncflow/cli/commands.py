@@ -512,3 +512,186 @@ def demo(workdir: str | None, redis_url: str | None, once: bool, mode: str) -> N
     from syncflow.demo.runner import DemoOptions, run
 
     raise SystemExit(run(DemoOptions(Path(workdir) if workdir else None, redis_url, once, mode=mode)))
+
+
+# --- the sync console (logic lives in syncflow.console) ---
+
+MODE = cliopts.Flag(
+    "mode",
+    ("--mode",),
+    "The agent's mode: publish, workload, edge or clusters.",
+    "publish",
+    {"type": click.Choice(["publish", "workload", "edge", "clusters"])},
+)
+
+
+def _console_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What ``syncflow console`` and ``syncflow status`` read beyond the agent's settings."""
+    for option in reversed(
+        (
+            click.option(
+                "--workspaces",
+                envvar="SYNCFLOW_CONSOLE_WORKSPACES",
+                default="",
+                help="Only these workspaces (logical clusters; a comma list, globs allowed); others are "
+                "invisible. [default: all; env: SYNCFLOW_CONSOLE_WORKSPACES]",
+            ),
+            click.option(
+                "--metrics-url",
+                "metrics_urls",
+                multiple=True,
+                envvar="SYNCFLOW_CONSOLE_METRICS_URLS",
+                help="An agent process's /metrics URL, for the sync latency (repeatable; env: "
+                "space-separated).",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _reader(settings: Settings, workspaces: str, metrics_urls: tuple[str, ...], **extra: Any) -> Any:
+    from syncflow.console.filters import Scope
+    from syncflow.console.wiring import build_reader
+
+    return build_reader(settings, scope=Scope.parse(workspaces), metrics_urls=metrics_urls, **extra)
+
+
+@main.command()
+@cliopts.flags(cliopts.AGENT, cliopts.CONNECT, cliopts.PUBLISH, (MODE,))
+@_console_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", default=8080, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on."
+)
+@click.option(
+    "--token",
+    envvar="SYNCFLOW_CONSOLE_TOKEN",
+    default="",
+    help="Require this bearer token. [env: SYNCFLOW_CONSOLE_TOKEN; basic auth instead: "
+    "SYNCFLOW_CONSOLE_BASIC_AUTH=user:password]",
+)
+@click.option(
+    "--flower-url", envvar="SYNCFLOW_CONSOLE_FLOWER_URL", default="", help="Flower, to link to a key's task."
+)
+@_reports_unreachable_redis
+def console(
+    *,
+    workspaces: str,
+    metrics_urls: tuple[str, ...],
+    host: str,
+    port: int,
+    token: str,
+    flower_url: str,
+    config_file: str | None,
+    **flags: Any,
+) -> None:
+    """Serve the sync console: objects synced, pending, retrying, parked and why, with replay."""
+    import os
+
+    _require_extra("console", "syncflow console")
+    from syncflow.console.security import Auth, InsecureBindError
+    from syncflow.console.server import serve
+    from syncflow.util.logs import configure_logging
+
+    settings = _settings(config_file, **flags)
+    configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
+    try:
+        auth = Auth(token=token, basic=os.environ.get("SYNCFLOW_CONSOLE_BASIC_AUTH", ""))
+        auth.check_bind(host)
+    except (ValueError, InsecureBindError) as exc:
+        raise click.ClickException(str(exc)) from None
+    reader = _reader(settings, workspaces, metrics_urls, flower_url=flower_url)
+    reader.service.redis.ping()  # one clear line now when Redis is away
+    serve(reader, auth, host, port)
+
+
+@main.command()
+@cliopts.flags(cliopts.AGENT, cliopts.CONNECT, cliopts.PUBLISH, (MODE,))
+@_console_options
+@click.argument("key", required=False)
+@click.option(
+    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True
+)
+@click.option("--objects", "list_objects", is_flag=True, help="List objects (implied by any filter).")
+@click.option("--rule", default="", help="Objects of this rule.")
+@click.option("--workspace", default="", help="Objects of this workspace.")
+@click.option(
+    "--ns", "object_namespace", default="", help="Objects in this namespace (--namespace is the agent's)."
+)
+@click.option("--name", default="", help="Objects whose name contains this (or matches this glob).")
+@click.option(
+    "--state", default="", type=click.Choice(["", "synced", "pending", "running", "retrying", "parked"])
+)
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500), help="Objects per page.")
+@click.option("--continue", "token", default=None, help="The continue token a previous page printed.")
+@click.option("-w", "--watch", is_flag=True, help="Print again every --interval until interrupted.")
+@click.option("--interval", default="2s", show_default=True, type=cliopts.Duration(0.1))
+@_reports_unreachable_redis
+def status(
+    *,
+    key: str | None,
+    output: str,
+    list_objects: bool,
+    rule: str,
+    workspace: str,
+    object_namespace: str,
+    name: str,
+    state: str,
+    limit: int,
+    token: str | None,
+    watch: bool,
+    interval: float,
+    workspaces: str,
+    metrics_urls: tuple[str, ...],
+    config_file: str | None,
+    **flags: Any,
+) -> None:
+    """The agent's objects by rule and workspace (no arguments), a list of objects (a filter or
+    --objects), or one KEY's state and last error, as the console shows them."""
+    import time
+
+    from syncflow.console import table
+    from syncflow.console.filters import FilterError, Filters
+    from syncflow.console.pages import TokenError
+
+    reader = _reader(_settings(config_file, **flags), workspaces, metrics_urls, with_sides=False)
+    params = {
+        "rule": rule,
+        "workspace": workspace,
+        "namespace": object_namespace,
+        "name": name,
+        "state": state,
+    }
+    try:
+        filters = Filters.of(params)
+    except FilterError as exc:
+        raise click.UsageError(str(exc)) from None
+
+    def render() -> str:
+        if key:
+            detail = reader.object(key, sides=False)
+            if detail is None:
+                raise click.ClickException(f"no key {key}")
+            return table.detail_text(detail) if output == "table" else table.dump(detail, output)
+        if list_objects or any(params.values()):
+            try:
+                page = reader.objects(filters, limit, token)
+            except TokenError as exc:
+                raise click.UsageError(str(exc)) from None
+            if output != "table":
+                return table.dump(page, output)
+            more = f"\n\nmore: --continue {page.continue_}" if page.continue_ else ""
+            return table.objects_table(page) + more
+        reader.counter.forget()
+        o = reader.overview()
+        return table.overview_table(o) if output == "table" else table.dump(o, output)
+
+    while True:
+        text = render()
+        if not watch:
+            click.echo(text)
+            return
+        click.clear()
+        click.echo(text)
+        time.sleep(interval)

@@ -144,3 +144,12 @@ def flower_command(redis_url: str, agent: str) -> str:
         "-A syncflow.tasks flower --address=127.0.0.1 --port=5555 --basic-auth=demo:demo "
         f"--tasks_columns={FLOWER_TASKS_COLUMNS}"
     )
+
+
+def console_command(redis_url: str, agent: str, worker_metrics: str) -> str:
+    """The command that serves the sync console of the demo's agent on http://127.0.0.1:8080: counts,
+    lists, errors and replay (the source and copy sides need the mode's kubeconfig flags too)."""
+    return (
+        f"SYNCFLOW_REDIS_URL={redis_url} SYNCFLOW_AGENT_NAME={agent} {tool_command('syncflow')} console "
+        f"--port 8080 --metrics-url http://{worker_metrics}/metrics --flower-url http://127.0.0.1:5555"
+    )

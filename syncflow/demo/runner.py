@@ -116,12 +116,13 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def _attach_hints(redis_url: str, agent: str, metrics: Mapping[str, str]) -> list[str]:
-    """What an operator needs to watch the demo's agent with Flower and Prometheus."""
+    """What an operator needs to watch the demo's agent with Flower, the sync console and Prometheus."""
     return [
-        "attach Flower and Prometheus (the metrics answer once the agent runs):",
+        "attach Flower, the sync console and Prometheus (the metrics answer once the agent runs):",
         f"  Redis:      {redis_url}",
         f"  agent:      {agent}",
         f"  Flower:     {launch.flower_command(redis_url, agent)}",
+        f"  console:    {launch.console_command(redis_url, agent, metrics['worker'])}",
         *(f"  metrics:    http://{address}/metrics ({role})" for role, address in metrics.items()),
     ]
 

@@ -33,6 +33,8 @@ class Snapshot:
 
     side: str
     obj: dict[str, Any]
+    uncopied: bool = False
+    """The object came from a listing of both sides of its rule that held no copy of it (a poll)."""
 
 
 _event: ContextVar[Snapshot | None] = ContextVar("syncflow_event_object", default=None)
@@ -40,10 +42,11 @@ _delivered: ContextVar[Snapshot | None] = ContextVar("syncflow_delivered_snapsho
 
 
 @contextmanager
-def event_object(side: str, obj: dict[str, Any] | None) -> Iterator[None]:
-    """Keys added inside the block may keep ``obj`` (seen on ``side``) as their snapshot; ``None``
-    (e.g. a deletion) clears what they kept."""
-    token = _event.set(Snapshot(side, obj) if side and obj is not None else None)
+def event_object(side: str, obj: dict[str, Any] | None, *, uncopied: bool = False) -> Iterator[None]:
+    """Keys added inside the block may keep ``obj`` (seen on ``side``; ``uncopied``: listed beside its
+    rule's copies, none of them its own) as their snapshot; ``None`` (e.g. a deletion) clears what they
+    kept."""
+    token = _event.set(Snapshot(side, obj, uncopied) if side and obj is not None else None)
     try:
         yield
     finally:
@@ -56,7 +59,10 @@ def encoded_event() -> str:
     if snapshot is None:
         return ""
     metadata = {k: v for k, v in (snapshot.obj.get("metadata") or {}).items() if k != "managedFields"}
-    encoded = orjson.dumps({"side": snapshot.side, "object": {**snapshot.obj, "metadata": metadata}})
+    stored: dict[str, Any] = {"side": snapshot.side, "object": {**snapshot.obj, "metadata": metadata}}
+    if snapshot.uncopied:
+        stored["uncopied"] = True
+    encoded = orjson.dumps(stored)
     return encoded.decode() if len(encoded) <= MAX_SNAPSHOT_BYTES else ""
 
 
@@ -68,7 +74,7 @@ def delivered(encoded: str) -> Iterator[None]:
     try:
         stored = orjson.loads(encoded) if encoded else None
         if stored is not None:
-            snapshot = Snapshot(str(stored["side"]), dict(stored["object"]))
+            snapshot = Snapshot(str(stored["side"]), dict(stored["object"]), stored.get("uncopied") is True)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         snapshot = None
     token = _delivered.set(snapshot)

@@ -40,6 +40,7 @@ local function claim(k, token, ttl, rule)
   if read and type(decoded) == 'table' and decoded.state == 'gone' then
     redis.call('HDEL', SN, k)
     redis.call('SREM', BK, k)
+    redis.call('HDEL', K, k)
     forget(k)
     redis.call('HINCRBY', S, 'gone', 1)
     return {'gone', '', entry, -1}

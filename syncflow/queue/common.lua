@@ -7,14 +7,15 @@
 -- (members "<cause>\0<key>", all scored 0, so one cause's keys are a lexicographic range),
 -- LT events that came while a key was leased ("<origin>=<rv>" lines, or "*" for any other), SN the
 -- newest watch snapshot of a key's object (syncflow.kube.snapshots), Q when each pending key became
--- pending (ms; a republished or rescanned message keeps it), then what the agent's queues share: its
+-- pending (ms; a republished or rescanned message keeps it), K synced keys (when each key's last run
+-- ended ok, ms; a key whose object or rule is gone leaves it), then what the agent's queues share: its
 -- own writes (OW origin -> the resourceVersions of its last few writes, space-separated; OX origin by
 -- expiry) and its rule
 -- registry RULES (rule name -> entry, written by the watcher).
 -- Lanes returned to the caller: 0 = publish nothing, 1 = event lane, 2 = bulk lane.
-local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, Q, OW, OX, RULES =
+local D, P, BK, L, O, W, F, T, X, E, S, N, C, CX, LT, SN, Q, K, OW, OX, RULES =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11],
-  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
+  KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21]
 
 local added = 0 -- keys this script call newly marked dirty (client-go's "adds"), for the caller's metrics
 

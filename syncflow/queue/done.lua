@@ -1,7 +1,9 @@
 -- done(a, o): release key k's lease and record how its run ended. The arguments are a[o + 1] on:
 -- key, token, outcome, delay (ms, for "after"), error payload, backoff base (ms), backoff cap (ms),
--- max attempts, cause of the failure ('' = unknown), own-write ttl (ms), own-write cap, then the
--- run's own writes as origin, resourceVersion pairs. Outcomes: ok, after (requeue after delay),
+-- max attempts, cause of the failure ('' = unknown), own-write ttl (ms), own-write cap, gone ('1': the
+-- run found the key's object or rule gone, so the key names nothing any more), then the run's own
+-- writes as origin, resourceVersion pairs. An ok run records the key as synced in K (a gone one
+-- removes it). Outcomes: ok, after (requeue after delay),
 -- transient (back off), error (back off, park after max attempts strikes: unclassified errors and
 -- expired leases), permanent (park now).
 -- Returns {state, attempts, delay ms, lane}; state is lost, done, delayed, backoff, parked or
@@ -14,7 +16,8 @@ local function done(a, o)
   local now = now_ms()
   -- the run's writes are ours even if its lease was lost: store them first, then prune expired ones
   local echo_ttl, echo_cap = tonumber(a[o + 10]), tonumber(a[o + 11])
-  for i = o + 12, #a - 1, 2 do
+  local gone = a[o + 12] == '1'
+  for i = o + 13, #a - 1, 2 do
     store_own_write(a[i], a[i + 1], now + echo_ttl)
   end
   local stale = redis.call('ZRANGEBYSCORE', OX, '-inf', now, 'LIMIT', 0, 64)
@@ -44,6 +47,7 @@ local function done(a, o)
   local state, attempts, delay = 'done', 0, 0
   if outcome == 'ok' then
     forget(k)
+    if gone then redis.call('HDEL', K, k) else redis.call('HSET', K, k, now) end
   elseif outcome == 'after' then
     state, delay = 'delayed', after
     redis.call('ZADD', W, now + delay, k)

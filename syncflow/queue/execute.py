@@ -12,9 +12,11 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from redis.exceptions import RedisError
+
 from syncflow.kube import echoes, snapshots
 from syncflow.metrics import record as metrics
-from syncflow.queue import ruleentries
+from syncflow.queue import gone, ruleentries
 from syncflow.queue.errors import RequeueAfter, classify
 from syncflow.queue.keys import InvalidKeyError, ObjectKey
 from syncflow.queue.registry import rule_of
@@ -177,6 +179,7 @@ def _run_key(
         snapshots.delivered(taken.snapshot),
         ruleentries.delivered(rule_of(key), taken.rule_entry),
         metrics.key_queued_at(queued_at, service.settings.mode),
+        gone.tracking() as found_gone,
     ):
         try:
             handler(key)
@@ -184,14 +187,17 @@ def _run_key(
             error = exc
     outcome = Outcome.OK if error is None else classify(error)
     after = error.seconds if isinstance(error, RequeueAfter) else 0.0
-    payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome)
+    payload = "" if error is None or outcome is Outcome.AFTER else _payload(error, outcome, token)
     cause = str(getattr(error, "cause", None) or "")
-    end = RunEnd(outcome, after, payload, cause, own_writes)
+    end = RunEnd(outcome, after, payload, cause, own_writes, gone=found_gone.gone)
     next_claim: Taken | None = None
     if following is not None and service.queue_for(following) is queue and claim_following():
         result, next_claim = queue.finish_claim(key, token, end, following)
     else:
         result = queue.finish(key, token, end)
+    if outcome is Outcome.OK and found_gone.also:
+        with contextlib.suppress(RedisError):  # only the console's record: never fail a done run for it
+            service.forget_synced(found_gone.also)
     worked = time.monotonic() - started
     metrics.queue_worked(queue.name, worked)
     if result.retried:
@@ -249,7 +255,7 @@ def out_of_time(
 
 def _timed_out(service: QueueService, key: ObjectKey, token: str, error: Exception) -> None:
     queue = service.queue_for(key)
-    result = queue.done(key, token, Outcome.TRANSIENT, error=_payload(error, Outcome.TRANSIENT))
+    result = queue.done(key, token, Outcome.TRANSIENT, error=_payload(error, Outcome.TRANSIENT, token))
     if result.retried:
         metrics.queue_retried(queue.name)
     service.publish(queue.name, [(key, result.lane)])
@@ -266,14 +272,19 @@ def _timed_out(service: QueueService, key: ObjectKey, token: str, error: Excepti
     )
 
 
-def _payload(error: Exception, outcome: Outcome) -> str:
-    """The failure record stored with the key: error and traceback capped, whatever the handler raised."""
-    return json.dumps(
-        {
-            "type": type(error).__name__,
-            "error": truncate(describe(error)),
-            "outcome": outcome.value,
-            "cause": getattr(error, "cause", None) or "",
-            "traceback": truncate_lines("".join(traceback.format_exception(error))),
-        }
-    )
+def _payload(error: Exception, outcome: Outcome, token: str) -> str:
+    """The failure record stored with the key: error and traceback capped, whatever the handler raised,
+    the Celery task of the run (``token``'s) and an API error's HTTP status and reason."""
+    record: dict[str, object] = {
+        "task": task_of(token),
+        "type": type(error).__name__,
+        "error": truncate(describe(error)),
+        "outcome": outcome.value,
+        "cause": getattr(error, "cause", None) or "",
+        "traceback": truncate_lines("".join(traceback.format_exception(error))),
+    }
+    status = getattr(error, "status", None)
+    if isinstance(status, int):  # an API error: its HTTP status and reason, for the console
+        record["status"] = status
+        record["reason"] = str(getattr(error, "reason", None) or "")
+    return json.dumps(record)

@@ -21,7 +21,7 @@ CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
 """Every Celery queue syncflow uses."""
 
 # Order matters: the Lua prelude (common.lua) reads KEYS in this order, then the shared ones.
-STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX", "LT", "SN", "Q")
+STRUCTURES = ("D", "P", "BK", "L", "O", "W", "F", "T", "X", "E", "S", "N", "C", "CX", "LT", "SN", "Q", "K")
 SHARED_STRUCTURES = ("own", "own-expiry", "rules")
 """Shared by the agent's queues: its own writes (syncflow.kube.echoes: an echo lands on any queue) and its
 rule registry (syncflow.sync.registry), which a claim reads for the key's rule."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from redis import Redis
@@ -77,14 +77,17 @@ class QueueService:
             for name, batch in _by_queue(keys).items()
         )
 
-    def add_seen(self, objects: Mapping[ObjectKey, dict[str, Any]], side: str) -> int:
+    def add_seen(
+        self, objects: Mapping[ObjectKey, dict[str, Any]], side: str, uncopied: Collection[ObjectKey] = ()
+    ) -> int:
         """Event adds of ``objects``' keys, each keeping its object (as listed on endpoint ``side``) as
-        its snapshot, as a watch event of it would; one script call per key, the messages published
-        together. Returns how many keys were published."""
+        its snapshot, as a watch event of it would, marked when its key is one of ``uncopied`` (listed
+        without a copy); one script call per key, the messages published together. Returns how many
+        keys were published."""
         added: dict[str, list[tuple[ObjectKey, Lane]]] = {}
         for key, obj in objects.items():
             queue = self.queue_for(key)
-            with snapshots.event_object(side, obj):
+            with snapshots.event_object(side, obj, uncopied=key in uncopied):
                 added.setdefault(queue.name, []).append((key, queue.add(key)))
         return sum(self.publish(name, pairs) for name, pairs in added.items())
 
@@ -126,15 +129,37 @@ class QueueService:
                     break
         return readded
 
-    def replay_matching(self, match: str = "*") -> int:
-        """Replay every parked key matching the glob, in batches; returns how many were replayed."""
+    def replay_matching(
+        self, match: str = "*", *, cause: str | None = None, keep: Callable[[str], bool] | None = None
+    ) -> int:
+        """Replay every parked key matching the glob, in batches of ``pump_batch``; only those whose
+        last failure named ``cause`` (if given) and that ``keep`` accepts (if given). Returns how many
+        were replayed."""
         replayed = 0
         for queue in self.queues.values():
             names = queue.parked_names(match)
             while batch := list(itertools.islice(names, self.settings.pump_batch)):
+                if keep is not None:
+                    batch = [name for name in batch if keep(name)]
+                if cause is not None:
+                    batch = [
+                        name for name, named in zip(batch, queue.causes(batch), strict=True) if named == cause
+                    ]
                 lanes = [(ObjectKey.parse(name), queue.replay(name)) for name in batch]
                 replayed += self.publish(queue.name, [(key, lane) for key, lane in lanes if lane is not None])
         return replayed
+
+    def forget_synced(self, keys: Iterable[str]) -> None:
+        """Drop these keys from their queues' synced record (one round trip): keys of an object that is
+        gone, e.g. its ``status`` key when its ``sync`` run removed the copy. Unknown verbs are skipped."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                try:
+                    queue = self.queue_for(ObjectKey.parse(key))
+                except (LookupError, ValueError):
+                    continue
+                pipe.hdel(queue.layout.key("K"), key)
+            pipe.execute()
 
     def stats(self) -> list[QueueStats]:
         """Structure sizes of every keyed queue."""

@@ -87,6 +87,8 @@ class RunEnd:
     error: str = ""
     cause: str = ""
     own_writes: Sequence[echoes.Origin] = ()
+    gone: bool = False
+    """The run found the key's object (or rule) gone: an ok end drops it from the synced record."""
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,7 @@ class WorkQueue:
     def _done_args(self, key: ObjectKey, token: str, end: RunEnd) -> list[str | float]:
         writes = [part for w in end.own_writes for part in (w.token, w.resource_version)]
         args: list[str | float] = [str(key), token, end.outcome.value, round(end.after * 1000), end.error]
-        return [*args, *self._tuning, end.cause, *self._echo_limits, *writes]
+        return [*args, *self._tuning, end.cause, *self._echo_limits, int(end.gone), *writes]
 
     def pump(self, grace: float, verified: int) -> PumpResult:
         """Promote due delayed keys, requeue expired leases, and republish pending keys whose message
@@ -348,6 +350,14 @@ class WorkQueue:
         last = _time(_text(parked_at)) if parked_at else None
         first_at = _time(_text(first)) if first else None
         return Failure(name, self.name, int(attempts or 0), first_at, last, json.loads(error or "{}"))
+
+    def causes(self, names: Sequence[str]) -> list[str]:
+        """The cause each key's last failure named ("" for none), in one round trip."""
+        if not names:
+            return []
+        return [
+            _text(cause) if cause else "" for cause in self.redis.hmget(self.layout.key("C"), list(names))
+        ]
 
     def is_parked(self, key: ObjectKey | str) -> bool:
         """Whether the key is parked."""

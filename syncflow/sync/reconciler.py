@@ -26,6 +26,7 @@ from syncflow.kube.kcp import LOGICAL_CLUSTER
 from syncflow.kube.refs import ObjectRef
 from syncflow.metrics import record as metrics
 from syncflow.mutation.base import MutationError
+from syncflow.queue import gone
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import desired as desired_mod
@@ -34,7 +35,7 @@ from syncflow.sync import metadata as md
 from syncflow.sync.changes import filters_copy_changes
 from syncflow.sync.endpoints import Endpoints
 from syncflow.sync.events import record_event
-from syncflow.sync.keys import SYNC, key_for, owner_ref, source_ref
+from syncflow.sync.keys import RELATED, STATUS, SYNC, key_for, owner_ref, source_ref
 from syncflow.sync.merge import three_way_patch
 from syncflow.sync.namespaces import create_in
 from syncflow.sync.ownership import Owner, Reach, RefusedError
@@ -269,13 +270,21 @@ def _drop_state(s: Sync, key: ObjectKey) -> None:
 
 
 def _source_gone(s: Sync, key: ObjectKey, copy: Obj | None) -> None:
-    """The source object is confirmed gone: remove (or orphan) what we made for it."""
+    """The source object is confirmed gone: remove (or orphan) what we made for it; its keys then name
+    nothing any more (``gone.mark``)."""
     if copy is not None:
         if s.rule.deletion == "orphan" or _kept(s, copy):
             _orphan_copy(s, key, copy)
         else:
             _delete_copy(s, key, copy)
     _drop_state(s, key)
+    gone.mark(*_other_keys(s, key))
+
+
+def _other_keys(s: Sync, key: ObjectKey) -> list[str]:
+    """The other keys of the object ``key`` names (its status and related keys), which end with it."""
+    verbs = [STATUS, RELATED] if s.rule.related else [STATUS]
+    return [str(ObjectKey(verb, key.rule, key.cluster, key.namespace, key.name)) for verb in verbs]
 
 
 def sync_object(s: Sync, key: ObjectKey) -> None:
@@ -329,6 +338,19 @@ def _first_sight(s: Sync, key: ObjectKey) -> Obj | None:
     if _meta(obj).get("deletionTimestamp") or not selected(s, key, obj):
         return None
     return obj if _first_sync(s, obj) or not s.rule.watch_source else None
+
+
+def _listed_uncopied(s: Sync, key: ObjectKey) -> bool:
+    """Whether the run's snapshot is the source object from a poll that listed the rule's copies (by
+    their labels, so under any name) and found none of it: the copy is created without reading it
+    first. One made since the listing is still recognised by the create's 409."""
+    snapshot = snapshots.current()
+    return (
+        snapshot is not None
+        and snapshot.uncopied
+        and snapshot.side == s.rule.source.endpoint
+        and source_ref(s.rule, ObjectRef.of(snapshot.obj)) == ObjectRef(key.cluster, key.namespace, key.name)
+    )
 
 
 def selected(s: Sync, key: ObjectKey, obj: Obj) -> bool:
@@ -387,7 +409,7 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
         saved = create_state(s, key, {entry: content}) is not None
     if not saved:
         secret = get_or_none(s.target, secret_path) if secret_path else None
-        copy = copy_at(s, key, location, made=secret is not None)
+        copy = None if _listed_uncopied(s, key) else copy_at(s, key, location, made=secret is not None)
         wanted, content = _desired(s, key, obj, copy, location, workspace_path)
     last = state.read_state(secret, entry)
     made = False
@@ -594,15 +616,17 @@ def _finish_deletion(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> Non
         _orphan_copy(s, key, copy)
     _drop_state(s, key)
     release_finalizer(s, key, obj)
+    gone.mark(*_other_keys(s, key))  # syncflow is done with it: the object goes once others are
 
 
 def _stop_syncing(s: Sync, key: ObjectKey, obj: Obj, copy: Obj | None) -> None:
     """The object no longer matches the selector: release it; keep the copy unless the rule deletes
-    (and does not keep this object's copy)."""
+    (and does not keep this object's copy). Its keys then name nothing syncflow syncs."""
     if copy is not None and s.rule.unmatched == "delete" and not _kept(s, copy, obj):
         _delete_copy(s, key, copy)
         _drop_state(s, key)
     release_finalizer(s, key, obj)
+    gone.mark(*_other_keys(s, key))
 
 
 def _returns_status(rule: SyncRule) -> bool:
@@ -628,7 +652,10 @@ def return_status(s: Sync, key: ObjectKey, *, obj: Obj | None = None, copy: Obj 
             return
     source = s.source(key)
     obj = obj if obj is not None else get_or_none(source, s.source_path(key))
-    if obj is None or _meta(obj).get("deletionTimestamp") or not filters.returns_status(s.rule, obj):
+    if obj is None:
+        gone.mark()
+        return
+    if _meta(obj).get("deletionTimestamp") or not filters.returns_status(s.rule, obj):
         return
     copy = copy if copy is not None else _copy_of_existing(s, key, obj)
     if copy is None or not may_return_status(s.rule, copy):
@@ -656,6 +683,7 @@ def _replace_status(s: Sync, key: ObjectKey, copy: Obj) -> None:
         updated = s.source(key).json_patch(f"{s.source_path(key)}/status", operations)
     except ApiException as exc:
         if object_not_found(exc):
+            gone.mark()
             return  # the source is gone: its sync deletes the copy
         raise
     s.record(s.rule.source.endpoint, updated)

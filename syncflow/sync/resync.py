@@ -203,24 +203,39 @@ def _unattended(rule: SyncRule, endpoints: Endpoints, missing: set[ObjectRef], h
     return {key for key in unheld if by_key[key] not in copied}
 
 
-def poll_changes(rule: SyncRule, endpoints: Endpoints) -> dict[ObjectKey, dict[str, Any] | None]:
-    """For a polled source (upsync): the keys of selected source objects without a copy and of copies
-    that hold another version of their source, each with the source object as listed; and the keys of
-    copies whose source was not listed (gone, after a successful list), with None."""
+def _made_from(copy: dict[str, Any]) -> str | None:
+    """The resourceVersion of the source object a polled rule's copy was made from."""
+    return (copy["metadata"].get("annotations") or {}).get(SOURCE_VERSION_ANNOTATION)
+
+
+@dataclass(frozen=True)
+class PollChanges:
+    """What one poll of a rule found: ``seen``, selected source objects (as listed, by key) without a
+    copy or whose copy holds another version of them, ``uncopied`` the keys of those without a copy,
+    and ``gone`` the keys of copies whose source was not listed (gone, after a successful list)."""
+
+    seen: dict[ObjectKey, dict[str, Any]]
+    uncopied: set[ObjectKey]
+    gone: set[ObjectKey]
+
+
+def poll_changes(rule: SyncRule, endpoints: Endpoints) -> PollChanges:
+    """For a polled source (upsync): what changed since the copies were made (see ``PollChanges``)."""
     listing = list_sides(rule, endpoints)
-
-    def stale(ref: ObjectRef, obj: dict[str, Any]) -> bool:
+    seen: dict[ObjectKey, dict[str, Any]] = {}
+    uncopied: set[ObjectKey] = set()
+    for ref, obj in listing.sources.items():
         copy = listing.copies.get(ref)
+        if copy is None and not filters.concerns(rule, obj):
+            continue
+        if copy is not None and _made_from(copy) == obj["metadata"].get("resourceVersion"):
+            continue
+        key = key_for(SYNC, rule, ref)
+        seen[key] = obj
         if copy is None:
-            return filters.concerns(rule, obj)
-        held = (copy["metadata"].get("annotations") or {}).get(SOURCE_VERSION_ANNOTATION)
-        return bool(held != obj["metadata"].get("resourceVersion"))
-
-    changed: dict[ObjectKey, dict[str, Any] | None] = {
-        key_for(SYNC, rule, ref): obj for ref, obj in listing.sources.items() if stale(ref, obj)
-    }
-    changed.update((key_for(SYNC, rule, ref), None) for ref in set(listing.copies) - set(listing.sources))
-    return changed
+            uncopied.add(key)
+    gone = {key_for(SYNC, rule, ref) for ref in set(listing.copies) - set(listing.sources)}
+    return PollChanges(seen, uncopied, gone)
 
 
 def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:

@@ -13,7 +13,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from redis import Redis
 
 from syncflow.metrics import record as metrics
+from syncflow.queue import gone
 from syncflow.queue.errors import RequeueAfter, TransientError, classify, describe
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.workqueue import Outcome
@@ -39,8 +40,9 @@ from syncflow.util.logs import log_event
 logger = logging.getLogger("syncflow.sync")
 
 Enqueue = Callable[[Iterable[ObjectKey]], object]
-AddSeen = Callable[[Mapping[ObjectKey, dict[str, Any]], str], object]
-"""Adds keys with their objects as seen on an endpoint (``QueueService.add_seen``)."""
+AddSeen = Callable[[Mapping[ObjectKey, dict[str, Any]], str, Collection[ObjectKey]], object]
+"""Adds keys with their objects as seen on an endpoint, marking those listed without a copy
+(``QueueService.add_seen``)."""
 
 
 RELEASE_WAIT = 1.0
@@ -87,6 +89,7 @@ class RuleWorker:
         entry = self.registry.lookup(key.rule)
         if entry.state == "gone":
             log_event(logger, "sync.rule_gone", key=str(key))
+            gone.mark()
             return None
         if entry.state != "ready" or entry.rule is None:
             raise TransientError(f"rule {key.rule} is not ready: {entry.reason}")
@@ -246,13 +249,12 @@ class RuleWorker:
         if s is None:
             return
         changes = resync_mod.poll_changes(s.rule, self.endpoints)
-        gone = [changed for changed, obj in changes.items() if obj is None]
-        if gone:
-            enqueue(gone)
-        seen = {changed: obj for changed, obj in changes.items() if obj is not None}
-        if seen:
-            add_seen(seen, s.rule.source.endpoint)
-        log_event(logger, "resync.done", rule=s.rule.name, kind="poll", enqueued=len(changes))
+        if changes.gone:
+            enqueue(changes.gone)
+        if changes.seen:
+            add_seen(changes.seen, s.rule.source.endpoint, changes.uncopied)
+        enqueued = len(changes.seen) + len(changes.gone)
+        log_event(logger, "resync.done", rule=s.rule.name, kind="poll", enqueued=enqueued)
 
 
 def _remove_copies(s: Sync) -> None:

@@ -32,6 +32,8 @@ from tests.chart.rendering import (
     render,
 )
 
+CONSOLE_VARIABLES = ("SYNCFLOW_CONSOLE_TOKEN", "SYNCFLOW_CONSOLE_BASIC_AUTH")
+
 VALUES_SETS: dict[str, dict[str, Any]] = {
     "default": REQUIRED,
     "external-redis": {
@@ -54,6 +56,16 @@ VALUES_SETS: dict[str, dict[str, Any]] = {
                 "hosts": [{"host": "ops.example.com", "paths": [{"path": "/flower", "pathType": "Prefix"}]}],
                 "tls": [{"hosts": ["ops.example.com"], "secretName": "ops-tls"}],
             },
+        },
+    },
+    "console": {
+        **REQUIRED,
+        "console": {
+            "enabled": True,
+            "auth": {"existingSecret": "console-auth", "key": "auth", "type": "basic"},
+            "workspaces": ["root:team-a", "root:team-b:*"],
+            "flowerUrl": "https://ops.example.com/flower",
+            "metricsUrls": ["http://worker-0.example:9090/metrics"],
         },
     },
     "hpa": {
@@ -216,6 +228,8 @@ def test_every_syncflow_variable_is_a_setting(
     fields = set(Settings.model_fields) | {"config"}  # SYNCFLOW_CONFIG names the YAML file
     for name, c in containers(rendered[values_set]):
         for variable in c.get("env", []):
+            if variable["name"] in CONSOLE_VARIABLES:
+                continue  # the console's credentials: its own options, never an agent setting
             if variable["name"].startswith("SYNCFLOW_"):
                 setting = variable["name"].removeprefix("SYNCFLOW_").lower()
                 assert setting in fields, (name, variable["name"])
@@ -417,3 +431,38 @@ def test_chart_app_version_is_syncflows_version() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["appVersion"] == syncflow.__version__
     assert helm.Chart.load(CHART).metadata["appVersion"] == syncflow.__version__
+
+
+def test_the_console_is_off_by_default(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    assert not any(name.endswith("-console") for _, name in by_kind(rendered["default"]))
+
+
+def test_the_console_with_credentials_from_a_secret(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    objects = rendered["console"]
+    console = container(objects, "console")
+    assert console["args"] == [
+        "console",
+        "--mode=publish",
+        "--host=0.0.0.0",
+        "--port=8080",
+        "--workspaces=root:team-a,root:team-b:*",
+        "--flower-url=https://ops.example.com/flower",
+        "--metrics-url=http://worker-0.example:9090/metrics",
+    ]
+    variables = env(objects, "console")
+    assert variables["SYNCFLOW_CONSOLE_BASIC_AUTH"] == {
+        "secretKeyRef": {"name": "console-auth", "key": "auth"}
+    }
+    assert "SYNCFLOW_CONSOLE_TOKEN" not in variables
+    assert variables["SYNCFLOW_KCP_KUBECONFIG"] == "/etc/syncflow/kcp/kubeconfig"
+    assert console["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    service = by_kind(objects)[("Service", f"{FULLNAME}-console")]
+    assert service["spec"]["selector"]["app.kubernetes.io/component"] == "console"
+    assert service["spec"]["ports"][0]["port"] == 8080
+    result = CliRunner().invoke(main, [*console["args"], "--help"])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_console_needs_a_secret() -> None:
+    with pytest.raises(Exception, match=r"console\.auth\.existingSecret"):
+        render({**REQUIRED, "console": {"enabled": True}})

@@ -108,11 +108,14 @@ def test_a_running_demo_says_how_to_attach_serves_metrics_and_ctrl_c_stops_every
 ) -> None:
     """One running demo for both halves: what it prints and serves while it runs, then how it stops."""
     printed = "".join(demo.until("worker, beat and watcher running", timeout=90))
-    attach = dict(re.findall(r"^  (Redis|agent|Flower): +(.+)$", printed, re.MULTILINE))
+    attach = dict(re.findall(r"^  (Redis|agent|Flower|console): +(.+)$", printed, re.MULTILINE))
     assert attach["agent"] == "demo" and demo_redis.pings(attach["Redis"]), printed
     flower = attach["Flower"]
     assert f"SYNCFLOW_REDIS_URL={attach['Redis']} SYNCFLOW_AGENT_NAME=demo " in flower
     assert " -A syncflow.tasks flower " in flower and "--tasks_columns=name,uuid,state,args," in flower
+    console = attach["console"]
+    assert f"SYNCFLOW_REDIS_URL={attach['Redis']} SYNCFLOW_AGENT_NAME=demo " in console
+    assert " console --port 8080 --metrics-url http://127.0.0.1:" in console, console
     served = r"^  metrics: +http://127\.0\.0\.1:(\d+)/metrics \((\w+)\)$"
     metrics = dict(re.findall(served, printed, re.MULTILINE))
     assert sorted(metrics.values()) == ["beat", "watch", "worker"], printed

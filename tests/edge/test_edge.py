@@ -432,7 +432,11 @@ def test_deletion_follows_the_configs_that_select_each_object(edge_env: EdgeEnv)
         env.pcluster, "/api/v1/namespaces/merge/configmaps/dropped", "dropped downsynced", env
     )
     assert "syncflow.kcp.io/keep" not in (dropped["metadata"].get("annotations") or {})
-    assert conditions_of(env, "apps")["Conflict"]["status"] == "False"
+    wait_for(  # the config's status is written by the leader's next tick, not with the copies
+        lambda: conditions_of(env, "apps").get("Conflict", {}).get("status") == "False",
+        timeout=30,
+        what=lambda: f"Conflict=False on apps: {conditions_of(env, 'apps')}\n{env.agent.logs()}",
+    )
     env.kcp.delete("/api/v1/namespaces/merge/configmaps/dropped")
     wait_gone(env.pcluster, "/api/v1/namespaces/merge/configmaps/dropped", "dropped deleted downstream", env)
     env.kcp.delete("/api/v1/namespaces/merge/configmaps/kept")
@@ -613,7 +617,11 @@ def test_a_crd_upsync_selector_is_refused_and_nothing_is_upsynced_for_it(edge_en
     )
     assert refused["reason"] == "OutOfScope"
     assert "upSyncedResources[0]: CustomResourceDefinitions are never upsynced" in refused["message"]
-    assert conditions_of(env, "up-crd")["Ready"]["status"] == "True"
+    wait_for(
+        lambda: conditions_of(env, "up-crd").get("Ready", {}).get("status") == "True",
+        timeout=30,
+        what=lambda: f"Ready=True on up-crd: {conditions_of(env, 'up-crd')}",
+    )
     # the rest of the config applies: once its ConfigMap has come up, a CRD rule would have polled too
     wait_object(env.kcp, "/api/v1/namespaces/uplink/configmaps/report", "report upsynced", env)
     assert not env.kcp.exists(f"{CRDS}/widgets.acme.io")

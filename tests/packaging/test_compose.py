@@ -14,7 +14,9 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from syncflow.cli import main
 from syncflow.config import load_settings
 from tests.support.processes import REPO
 
@@ -55,7 +57,7 @@ def test_the_schema_catches_mistakes(compose: dict[str, Any]) -> None:
 
 def test_every_process_runs_from_the_one_image(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(services) == {"redis", "watch", "worker", "beat", "flower", "demo"}
+    assert set(services) == {"redis", "watch", "worker", "beat", "flower", "console", "demo"}
     ours = {name: s for name, s in services.items() if name != "redis"}
     assert {s["image"] for s in ours.values()} == {"${SYNCFLOW_IMAGE:-syncflow:local}"}
     assert {s["build"]["context"] for s in ours.values()} == {"."}
@@ -96,12 +98,13 @@ def test_env_example_holds_valid_settings() -> None:
     settings = {
         name.removeprefix("SYNCFLOW_").lower(): value
         for name, value in values.items()
-        if name.startswith("SYNCFLOW_")
+        if name.startswith("SYNCFLOW_") and not name.startswith("SYNCFLOW_CONSOLE_")
     }
     loaded = load_settings(**settings)
     assert loaded.agent_name == values["SYNCFLOW_AGENT_NAME"]
     assert loaded.apiexportendpointslice_ref == values["SYNCFLOW_APIEXPORTENDPOINTSLICE_REF"]
     assert values["FLOWER_BASIC_AUTH"].count(":") == 1
+    assert values["SYNCFLOW_CONSOLE_BASIC_AUTH"].count(":") == 1
 
 
 def test_flower_lists_each_tasks_keys_and_exception(compose: dict[str, Any]) -> None:
@@ -112,3 +115,13 @@ def test_flower_lists_each_tasks_keys_and_exception(compose: dict[str, Any]) -> 
     assert {"args", "exception"} <= set(shown) and set(shown) <= set(TASK_COLUMNS), shown
     documented = (REPO / "README.md").read_text() + (REPO / "docs" / "operations.md").read_text()
     assert documented.count(columns) >= 3, "README.md and docs/operations.md show the same columns"
+
+
+def test_the_console_serves_on_its_port_with_a_login(compose: dict[str, Any]) -> None:
+    console = compose["services"]["console"]
+    assert console["command"][:3] == ["console", "--host", "0.0.0.0"]
+    assert console["ports"] == ["${CONSOLE_PORT:-127.0.0.1:8080}:8080"]
+    assert console["environment"]["SYNCFLOW_HEALTH_ADDRESS"] == "127.0.0.1:8080"
+    assert "console" in console["build"]["args"]["EXTRAS"].split(",")
+    result = CliRunner().invoke(main, [*console["command"], "--help"])
+    assert result.exit_code == 0, result.output

@@ -72,7 +72,7 @@ def test_an_uninstalled_distribution_has_nothing_to_check() -> None:
 
 
 def test_the_test_install_has_every_extra() -> None:
-    for extra in ("devcluster", "demo", "flower"):
+    for extra in ("devcluster", "demo", "flower", "console"):
         assert missing_packages(extra) == [], extra
 
 
@@ -97,7 +97,12 @@ def test_help_imports_no_implementation() -> None:
     assert loaded & heavy == set()
 
 
-LEAN_IMPORTS = """
+LEAN_SKIPS = ("syncflow.devcluster", "syncflow.demo", "syncflow.console.web", "syncflow.console.server")
+"""What needs an extra: the devcluster and the demo, and the console's web app and its server."""
+
+LEAN_IMPORTS = (
+    f"LEAN_SKIPS = {LEAN_SKIPS!r}\n"
+    + """
 import importlib, importlib.abc, pkgutil, sys
 from importlib import metadata
 from packaging.requirements import Requirement
@@ -138,20 +143,21 @@ class Lean(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Lean())
 import syncflow
 for module in pkgutil.walk_packages(syncflow.__path__, "syncflow."):
-    if not module.name.startswith(("syncflow.devcluster", "syncflow.demo")):
+    if not module.name.startswith(LEAN_SKIPS):
         try:
             importlib.import_module(module.name)
         except ImportError as exc:
             print(f"{module.name}: {exc}")
 print("blocked:", " ".join(sorted(blocked)))
 """
+)
 
 
 @pytest.mark.integration
 def test_the_processes_import_nothing_an_extra_brings() -> None:
     """Worker, watch and beat run from a lean install (``pip install syncflow``, or the image with
-    ``EXTRAS=flower``): every module outside the devcluster and the demo imports with the packages of
-    every extra made unimportable."""
+    ``EXTRAS=flower``): every module outside the devcluster, the demo and the console's web app
+    imports with the packages of every extra made unimportable."""
     result = subprocess.run(
         [sys.executable, "-c", LEAN_IMPORTS], capture_output=True, text=True, timeout=120, check=True
     )

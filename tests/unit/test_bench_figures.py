@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, table
@@ -18,6 +20,12 @@ PUBLISH = ModeFigures(
     status=0.5,
     p50_ms=120.4,
     p99_ms=900.6,
+    last_copy_s=2.04,
+    last_copy_bound_s=3.01,
+    steady_rate=25.0,
+    steady_p50_ms=80.4,
+    steady_p99_ms=410.6,
+    status_p50_ms=150.2,
     rss_mb=310.2,
     rss_growth_mb=12.34,
     redis_mb=3.21,
@@ -45,6 +53,13 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "0.50",
         "120",
         "901",
+        "2.0 <= 3.0",
+        "25.0",
+        "80",
+        "411",
+        "150",
+        "—",
+        "—",
         "310",
         "12.3",
         "3.2",
@@ -52,7 +67,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "4.00 5.00 6.00",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 11
+    assert edge[5:] == ["—"] * 18
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
 
 
@@ -65,6 +80,22 @@ def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None
     assert edge["p99_ms"] is None
     assert edge["redis_mb"] is None
     assert set(edge) == set(publish)
+    assert (publish["last_copy_within"], edge["last_copy_within"]) == (True, None)
+    assert publish["steady_p99_ms"] == 410.6
+
+
+def test_a_last_copy_past_its_bound_shows_so() -> None:
+    late = replace(PUBLISH, last_copy_s=3.5)
+
+    assert late.last_copy_within is False
+    assert "3.5 > 3.0" in [c.strip() for c in table([late]).splitlines()[2].split("|")]
+
+
+def test_a_run_without_baseline_has_no_ratio() -> None:
+    alone = replace(PUBLISH, base_rate=None, base_requests=None)
+
+    assert alone.ratio is None
+    assert [c.strip() for c in table([alone]).splitlines()[2].strip("|").split("|")][3:5] == ["—", "—"]
 
 
 def test_memory_is_scaled_to_10k_objects() -> None:

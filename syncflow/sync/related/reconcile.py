@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 
 from syncflow.kube.jsonapi import resource_path
 from syncflow.mutation.base import MutationError
+from syncflow.queue import gone
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, describe
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import state, transforms
@@ -167,6 +168,7 @@ def sync_related(s: Sync, key: ObjectKey, index: RelatedIndex) -> None:
     obj = get_or_none(s.source(key), s.source_path(key))
     if obj is None:
         index.forget(key)
+        gone.mark()
         return
     if obj["metadata"].get("deletionTimestamp") or not s.rule.spec or not selected(s, key, obj):
         return
