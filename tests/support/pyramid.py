@@ -27,10 +27,12 @@ import pytest
 PROCESS_FIXTURES = frozenset(
     {
         "bootstrap_env",  # tests/bootstrap: two devclusters and syncflow's CLI
+        "cluster",  # tests/chart, tests/cli, tests/console: every fixture of this name runs a devcluster
         "clusters_env",  # tests/clusters: devclusters and a clusters-mode agent
         "devcluster",  # tests/devcluster, tests/kube: a devcluster process
         "edge_env",  # tests/edge: devclusters, a proxy and an edge agent
         "harness",  # tests/conformance: every mode's full stack
+        "kcp",  # tests/cli, tests/devcluster: every fixture of this name runs a kcp devcluster
         "make_live",  # tests/queue: Celery workers and beat
         "processes_factory",  # tests/queue: syncflow processes
         "publish_env",  # tests/publish: devclusters and a publish agent
