@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint diagrams screenshots
+.PHONY: demo test unit lint diagrams screenshots
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(BIN)/.installed
 ## test: lint, type-check and the whole test suite
 test: lint
 	$(BIN)/pytest
+
+## unit: every test that starts no process (no devcluster, syncflow process, kubectl or worker), in under a minute
+unit: $(BIN)/.installed
+	$(BIN)/pytest -m "not integration"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check syncflow tests bench

@@ -1,9 +1,11 @@
-"""Session-wide set-up: a Redis for the whole session, and no process left behind.
+"""Session-wide set-up: a Redis for the whole session, no process left behind, and the test pyramid.
 
 ``make test`` must pass on a machine with only python3 and make: when no Redis answers at
 ``SYNCFLOW_TEST_REDIS_URL`` a private ``redis-server`` runs for the session (see
 :mod:`tests.support.redis`). At the end, any process the session started that is still running
 (a fixture that forgot to stop a devcluster, worker or proxy) is reported, killed, and fails the run.
+A test that is not marked ``integration`` may start no process at all (:mod:`tests.support.pyramid`):
+``make unit`` runs those.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import atexit
 import os
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from syncflow.runtime.stack import Stack
-from tests.support import leftovers
+from tests.support import leftovers, pyramid
 from tests.support.redis import provide_session_redis, session_redis_url
 
 _session: dict[str, object] = {}
@@ -62,6 +65,20 @@ def pytest_report_header(config: pytest.Config) -> str:
         else "already running"
     )
     return f"redis: {session_redis_url()} ({how})"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that uses a fixture which starts processes is an integration test."""
+    pyramid.mark_integration(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test that is not marked ``integration`` starts no process (set-up, call and teardown)."""
+    if item.get_closest_marker("integration") is not None:
+        return (yield)
+    with pyramid.no_processes(item.nodeid):
+        return (yield)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

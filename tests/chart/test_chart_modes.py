@@ -391,6 +391,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Devclust
 
 
 @pytest.mark.parametrize("mode", ["publish", *sorted(MODES)])
+@pytest.mark.integration
 def test_each_mode_applies_to_a_cluster_in_a_server_side_dry_run(
     cluster: tuple[DevclusterProcess, Kubectl], mode: str
 ) -> None:

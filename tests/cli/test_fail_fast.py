@@ -52,6 +52,7 @@ def one_line(output: str) -> str:
 
 
 @pytest.mark.parametrize("command", ["worker", "watch"])
+@pytest.mark.integration
 def test_a_missing_kubeconfig_file_names_its_flag(command: str, cluster: DevclusterProcess) -> None:
     code, output = run(
         command,
@@ -71,6 +72,7 @@ def test_a_missing_kubeconfig_file_names_its_flag(command: str, cluster: Devclus
     )
 
 
+@pytest.mark.integration
 def test_kcp_kubeconfig_is_required_never_taken_from_the_default(cluster: DevclusterProcess) -> None:
     code, output = run(
         "worker",
@@ -85,6 +87,7 @@ def test_kcp_kubeconfig_is_required_never_taken_from_the_default(cluster: Devclu
     assert "--kcp-kubeconfig is required" in one_line(output)
 
 
+@pytest.mark.integration
 def test_an_unreachable_api_server_is_one_line_per_endpoint(
     cluster: DevclusterProcess, tmp_path: Path
 ) -> None:
@@ -109,6 +112,7 @@ def test_an_unreachable_api_server_is_one_line_per_endpoint(
 
 
 @pytest.mark.parametrize("mode", ["workload", "edge", "publish"])
+@pytest.mark.integration
 def test_an_agent_whose_cluster_cannot_be_reached_says_so_in_one_line(
     mode: str, cluster: DevclusterProcess, tmp_path: Path
 ) -> None:
@@ -138,6 +142,7 @@ def test_an_agent_whose_cluster_cannot_be_reached_says_so_in_one_line(
     )
 
 
+@pytest.mark.integration
 def test_an_unreachable_redis_is_one_line(cluster: DevclusterProcess) -> None:
     port = closed_port()
     code, output = run("beat", "--redis-url", f"redis://:secret@127.0.0.1:{port}/0")
@@ -172,6 +177,7 @@ def test_a_wrong_log_format_is_a_usage_error() -> None:
     assert code == 2 and "'xml' is not one of 'text', 'json'" in output
 
 
+@pytest.mark.integration
 def test_publish_mode_needs_the_endpoint_slice(cluster: DevclusterProcess) -> None:
     code, output = run(
         "watch",
@@ -198,6 +204,7 @@ def kcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]
 
 
 @pytest.mark.parametrize("command", ["watch", "worker", "publish"])
+@pytest.mark.integration
 def test_a_wrong_endpoint_slice_is_one_line_and_exit(
     command: str, cluster: DevclusterProcess, kcp: DevclusterProcess, tmp_path: Path
 ) -> None:
@@ -221,6 +228,7 @@ def test_a_wrong_endpoint_slice_is_one_line_and_exit(
     )
 
 
+@pytest.mark.integration
 def test_a_worker_whose_agent_no_watcher_uses_warns(
     cluster: DevclusterProcess, kcp: DevclusterProcess, tmp_path: Path
 ) -> None:
@@ -261,6 +269,7 @@ def test_a_worker_whose_agent_no_watcher_uses_warns(
         process.wait(timeout=10)
 
 
+@pytest.mark.integration
 def test_a_central_clusters_mode_process_checks_kcp_only(cluster: DevclusterProcess, tmp_path: Path) -> None:
     """It runs next to no one cluster (each Cluster's kubeconfig is in kcp): no --kubeconfig needed."""
     port = closed_port()

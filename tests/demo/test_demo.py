@@ -103,19 +103,10 @@ def test_clusters_demo_once_runs_every_step(tmp_path: Path) -> None:
     assert not any(_group_alive(pid) for pid in _recorded_pids(tmp_path))
 
 
-def test_ctrl_c_stops_every_child_and_exits_0(demo: DemoOutput, tmp_path: Path) -> None:
-    demo.until("worker, beat and watcher running", timeout=60)
-    pids = _recorded_pids(tmp_path)
-    assert len(pids) == 6  # redis, two devclusters, worker, beat, watch
-    assert all(_group_alive(pid) for pid in pids)
-
-    demo.process.send_signal(signal.SIGINT)
-    assert demo.process.wait(timeout=30) == 0
-    demo.until("stopped; logs are in", timeout=5)
-    assert [pid for pid in pids if _group_alive(pid)] == []
-
-
-def test_prints_how_to_attach_flower_and_prometheus_and_serves_the_metrics(demo: DemoOutput) -> None:
+def test_a_running_demo_says_how_to_attach_serves_metrics_and_ctrl_c_stops_every_child(
+    demo: DemoOutput, tmp_path: Path
+) -> None:
+    """One running demo for both halves: what it prints and serves while it runs, then how it stops."""
     printed = "".join(demo.until("worker, beat and watcher running", timeout=90))
     attach = dict(re.findall(r"^  (Redis|agent|Flower|console): +(.+)$", printed, re.MULTILINE))
     assert attach["agent"] == "demo" and demo_redis.pings(attach["Redis"]), printed
@@ -131,6 +122,14 @@ def test_prints_how_to_attach_flower_and_prometheus_and_serves_the_metrics(demo:
     for port, role in metrics.items():
         samples = scrape(int(port))
         assert value(samples, "syncflow_redis_up", agent="demo") == 1.0, role
+
+    pids = _recorded_pids(tmp_path)
+    assert len(pids) == 6  # redis, two devclusters, worker, beat, watch
+    assert all(_group_alive(pid) for pid in pids)
+    demo.process.send_signal(signal.SIGINT)
+    assert demo.process.wait(timeout=30) == 0
+    demo.until("stopped; logs are in", timeout=5)
+    assert [pid for pid in pids if _group_alive(pid)] == []
 
 
 @pytest.mark.parametrize(

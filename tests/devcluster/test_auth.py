@@ -13,6 +13,8 @@ import yaml
 
 from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluster
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:

@@ -22,6 +22,8 @@ from tests.support.kcp import create_in as _create
 from tests.support.kcp import in_workspace as _in
 from tests.support.kcp import workspace_manifest as _workspace
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 ADMIN_TOKEN = "admin-token"
 AGENT_TOKEN = "agent-token"
 STRANGER_TOKEN = "stranger-token"

@@ -16,6 +16,8 @@ from tests.support.devcluster import DevclusterProcess, Kubectl, start_devcluste
 from tests.support.kcp import in_workspace, workspace_manifest
 from tests.support.synctargets import SEED_SYNC_TARGET
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 THRESHOLD = 3.0  # --sync-target-heartbeat-threshold of the test server, seconds
 WORKLOAD = ("workload.kcp.io", "v1alpha1", "synctargets")
 KUBERNETES_SCHEMAS = {

@@ -14,6 +14,8 @@ from kubernetes import client, config
 
 from tests.support.devcluster import VENV_BIN, DevclusterProcess, start_devcluster
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 LATENCY = 0.2
 
 

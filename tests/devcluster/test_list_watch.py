@@ -16,6 +16,8 @@ from kubernetes.client.rest import ApiException
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 
 def _cm(name: str, labels: dict[str, str] | None = None) -> client.V1ConfigMap:
     return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name, labels=labels))

@@ -16,6 +16,8 @@ from tests.support.devcluster import DevclusterProcess, simulated_devcluster, st
 from tests.support.waiting import wait_for
 from tests.support.workloads import status_field, workload
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 POOL = ("10.77.0.1", "10.77.0.2")
 DELAY = 0.3
 

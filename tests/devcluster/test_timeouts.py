@@ -16,6 +16,8 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:

@@ -11,8 +11,10 @@ import pytest
 
 from syncflow.kube.clients import for_cluster, for_url
 from syncflow.kube.jsonapi import JsonApi
+from syncflow.sync.registry import RuleRegistry
 from tests.support.edge_env import CONFIGS, EdgeEnv
 from tests.support.kcp import bind_compute
+from tests.support.queues import failures
 from tests.support.waiting import wait_for
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -500,11 +502,12 @@ def test_unreachable_p_cluster_deletes_nothing_and_converges_after(edge_env: Edg
     env.proxy.block()
     try:
         env.kcp.merge_patch("/api/v1/namespaces/island/configmaps/kept", {"data": {"v": "2"}})
-        wait_for(
-            lambda: "outcome=transient" in env.agent.logs(),
+        failed = wait_for(
+            lambda: failures(env.redis, env.agent_name, "sync/down:configmaps/*/island/kept"),
             timeout=30,
             what=lambda: f"a sync that failed on the unreachable p-cluster\n{env.agent.logs()}",
         )
+        assert [f["outcome"] for f in failed.values()] == ["transient"], failed
         assert env.kcp.exists("/api/v1/namespaces/island/configmaps/kept")
         assert env.pcluster.exists("/api/v1/namespaces/island/configmaps/kept")
     finally:
@@ -622,4 +625,6 @@ def test_a_crd_upsync_selector_is_refused_and_nothing_is_upsynced_for_it(edge_en
     # the rest of the config applies: once its ConfigMap has come up, a CRD rule would have polled too
     wait_object(env.kcp, "/api/v1/namespaces/uplink/configmaps/report", "report upsynced", env)
     assert not env.kcp.exists(f"{CRDS}/widgets.acme.io")
-    assert "up:customresourcedefinitions" not in env.agent.logs()
+    rules = RuleRegistry(env.redis, env.agent_name).entries()
+    assert rules["up:configmaps"].state == "ready"
+    assert not [name for name in rules if name.startswith("up:customresourcedefinitions")], rules

@@ -114,6 +114,7 @@ def test_answers_decode_as_json_allows_beyond_what_orjson_reads() -> None:
         decode(b"<html>not json</html>")
 
 
+@pytest.mark.integration
 def test_requests_carry_the_kubeconfig_credentials_over_tls_and_their_query(tmp_path: Path) -> None:
     """Requests go straight to the client's pool: the token, the CA and the query still go with them."""
     server = start_devcluster(tmp_path, token="s3cret")

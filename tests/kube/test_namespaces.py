@@ -19,6 +19,8 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.sync.namespaces import create_in
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevclusterProcess]:

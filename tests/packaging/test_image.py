@@ -22,6 +22,7 @@ def instructions(name: str) -> list[str]:
     return [line.split(None, 1)[1] for line in joined.splitlines() if line.startswith(f"{name} ")]
 
 
+@pytest.mark.integration
 def test_dockerfile_passes_hadolint() -> None:
     hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
     if hadolint is None:

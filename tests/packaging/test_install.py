@@ -76,6 +76,7 @@ def test_the_test_install_has_every_extra() -> None:
         assert missing_packages(extra) == [], extra
 
 
+@pytest.mark.integration
 def test_help_imports_no_implementation() -> None:
     """``syncflow --help`` must stay fast: the heavy libraries load only in the command that uses them."""
     probe = (
@@ -152,6 +153,7 @@ print("blocked:", " ".join(sorted(blocked)))
 )
 
 
+@pytest.mark.integration
 def test_the_processes_import_nothing_an_extra_brings() -> None:
     """Worker, watch and beat run from a lean install (``pip install syncflow``, or the image with
     ``EXTRAS=flower``): every module outside the devcluster, the demo and the console's web app

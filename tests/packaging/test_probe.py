@@ -46,6 +46,7 @@ def test_nothing_listening_is_unhealthy_with_the_reason(server: HealthServer) ->
     assert line.startswith(f"http://127.0.0.1:{port}/healthz: ") and "refused" in line
 
 
+@pytest.mark.integration
 def test_command_exit_code_is_the_verdict(server: HealthServer) -> None:
     def run(address: str, *args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "SYNCFLOW_HEALTH_ADDRESS": address}

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.publish_env import Published, PublishEnv, cluster_of, publish_environment
 
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
+
 
 @pytest.fixture(scope="module")
 def all_in_one(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:

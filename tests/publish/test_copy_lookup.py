@@ -11,6 +11,8 @@ from syncflow.sync.state import state_secret
 from tests.support.publish_env import Published, PublishEnv, cluster_of
 from tests.support.waiting import wait_for
 
+SHARES_PUBLISH_ENV = True  # see tests/publish/conftest.py
+
 
 def test_a_copy_under_another_name_is_updated_not_duplicated(publish_env: PublishEnv) -> None:
     env = publish_env

@@ -3,7 +3,6 @@ PublishedResource — syncflow reaches kcp only through a TCP proxy the tests ca
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import pytest
@@ -23,7 +22,10 @@ from tests.support.publish_env import (
     publish_environment,
     readyz,
 )
+from tests.support.queues import failures
 from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.integration  # every test here runs a devcluster or syncflow process
 
 
 @pytest.fixture(scope="module")
@@ -76,12 +78,12 @@ def test_kcp_unreachable_deletes_nothing_and_converges_after(env: PublishEnv) ->
         team.merge_patch(g.kcp_path(name="kept"), {"spec": {"v": 2}})
         key = f"sync/reach/{cluster}/default/doomed"
         _enqueue(env, key)
-        pattern = re.compile(rf"task\.done key={re.escape(key)} outcome=transient")
-        wait_for(
-            lambda: pattern.search(env.agent.logs()),
+        failed = wait_for(
+            lambda: failures(env.redis, env.agent_name, key).get(key),
             timeout=60,
             what=lambda: f"a failed (transient) sync of {key}\n{env.agent.logs()}",
         )
+        assert failed["outcome"] == "transient", failed
         assert g.copy_of(cluster, "doomed") is not None, "a copy was deleted while kcp was unreachable"
         assert g.copy_of(cluster, "kept") is not None
     finally:
@@ -168,12 +170,11 @@ def test_a_disabled_publishedresource_is_released_once_not_on_every_projection(e
     registry = RuleRegistry(tasks.runtime.service.redis, env.agent_name)
     wait_for(lambda: registry.released("paused"), timeout=30, what="the release to be recorded")
     recorded = registry.redis.hget(registry.key, "paused")
-    key = "projection/paused/service//paused"
-    done = re.compile(rf"task\.done key={re.escape(key)} ")
-    runs = len(done.findall(env.agent.whole_logs()))
-    _enqueue(env, key)
+    key = ObjectKey.parse("projection/paused/service//paused")
+    service = tasks.runtime.service
+    _enqueue(env, str(key))  # held from here until a run after this add has ended well
     wait_for(
-        lambda: len(done.findall(env.agent.whole_logs())) > runs,
+        lambda: not service.held([key]) and service.failure(str(key)) is None,
         timeout=30,
         what=lambda: f"one more projection of {key}\n{env.agent.logs()}",
     )

@@ -12,6 +12,8 @@ from syncflow.tasks import CeleryPublisher, create_app
 from tests.support.publish_env import CLEANUP, Published, PublishEnv, cluster_of
 from tests.support.waiting import wait_for
 
+SHARES_PUBLISH_ENV = True  # see tests/publish/conftest.py
+
 
 def _done_lines(env: PublishEnv, key: str) -> list[str]:
     """The worker's ``task.done`` lines of ``key``, in order."""

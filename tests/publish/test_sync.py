@@ -13,6 +13,8 @@ from syncflow.sync.naming import sha1_hex
 from tests.support.publish_env import CLEANUP, Published, PublishEnv, cluster_of, ok
 from tests.support.waiting import wait_for
 
+SHARES_PUBLISH_ENV = True  # see tests/publish/conftest.py
+
 
 def test_object_synced_with_custom_naming_and_status_back(publish_env: PublishEnv) -> None:
     env = publish_env

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from redis import Redis
 
 from syncflow.config import Settings, load_settings
@@ -45,6 +46,7 @@ print(json.dumps({"sent": sent, "leases": budget.leases}))
 """
 
 
+@pytest.mark.integration
 def test_processes_spending_one_budget_never_exceed_its_rate_and_make_few_script_calls() -> None:
     """Three processes take from one budget as fast as they can. However busy the machine, together
     they never send more than the burst plus the rate allows in any window: a slow process only sends

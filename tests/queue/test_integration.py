@@ -176,7 +176,9 @@ def test_permanent_error_is_listed_then_replayed_after_the_fix(make_live: Callab
         assert result.returncode == 0, result.stderr
         return [r for r in json.loads(result.stdout) if r["key"] == str(key)]
 
-    [record] = wait_for(listed, timeout=30, what="the key to be parked")
+    queue = live.service.queue_for(key)
+    wait_for(lambda: queue.is_parked(key), timeout=30, what="the key to be parked")
+    [record] = listed()  # the CLI lists it (asked once it is parked, not polled)
     assert record["attempts"] == 1 and record["type"] == "PermanentError"
     assert "dependency of web-tls is missing" in str(record["error"])
     assert live.redis.get(live.data(f"attempts:{key}")) == b"1"  # parked: not retried

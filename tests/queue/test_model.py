@@ -270,7 +270,10 @@ class RealRedisQueueMachine(QueueMachine):
         return Redis.from_url(session_redis_url())
 
 
+# The same machine runs on fakeredis and on the real Redis production runs: both run the same scripts
+# against the same model, so the examples are shared out between them (fakeredis's Lua is slower
+# than a local Redis) rather than 150 on the emulation and 40 on the real thing.
 TestQueueModel = QueueMachine.TestCase
-TestQueueModel.settings = hypothesis_settings(max_examples=150, stateful_step_count=40, deadline=None)
+TestQueueModel.settings = hypothesis_settings(max_examples=60, stateful_step_count=40, deadline=None)
 TestQueueModelRealRedis = RealRedisQueueMachine.TestCase
-TestQueueModelRealRedis.settings = hypothesis_settings(max_examples=40, stateful_step_count=40, deadline=None)
+TestQueueModelRealRedis.settings = hypothesis_settings(max_examples=60, stateful_step_count=40, deadline=None)

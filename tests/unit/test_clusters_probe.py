@@ -50,7 +50,8 @@ def server() -> Iterator[str]:
     """The URL of a server answering as ``_Answers`` says (reset for each test)."""
     _Answers.status, _Answers.body, _Answers.raw = 403, b"", b""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # a short poll: shutdown() waits for the loop's next look (0.5 s by default) at every teardown
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

@@ -194,6 +194,7 @@ def test_other_servers_are_accepted(url: str) -> None:
 
 
 @pytest.mark.parametrize("token", ["12e45678", "1234567890123456", "true", "0x1f"])
+@pytest.mark.integration
 def test_kubectl_reads_a_written_kubeconfig_whatever_its_token_looks_like(token: str, tmp_path: Path) -> None:
     """kubectl reads YAML 1.2 (an unquoted 12e45678 is a number): every string is written quoted."""
     path = tmp_path / "kubeconfig"

@@ -5,16 +5,10 @@ same engine end to end; these cases say exactly which requests each situation co
 
 from __future__ import annotations
 
-import copy
-import itertools
-import json
-import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
 from syncflow.queue.errors import PermanentError, RequeueAfter
 from syncflow.queue.keys import ObjectKey
@@ -22,121 +16,11 @@ from syncflow.sync import metadata as md
 from syncflow.sync.desired import remote_labels
 from syncflow.sync.reconciler import ORPHANED_ANNOTATION, Sync, return_status, sync_object
 from syncflow.sync.rule import IdentityPlacement, Resource, Side, SyncRule
+from tests.support.fakeapi import FakeEndpoints, Obj
 
-Obj = dict[str, Any]
 THINGS = Resource(group="example.com", version="v1", kind="Thing", plural="things", namespaced=True)
 CLUSTER = "ws1"
 FINALIZER = "syncflow.kcp.io/table"
-
-
-def _error(status: int, name: str = "") -> ApiException:
-    error = ApiException(status=status, reason={404: "Not Found", 409: "Conflict"}.get(status, ""))
-    error.body = json.dumps({"kind": "Status", "code": status, "details": {"name": name}})
-    return error
-
-
-@dataclass
-class FakeApi:
-    """An API server in memory: objects by path, resourceVersions, 404/409, label-selector lists, merge
-    and JSON patches; it counts requests by method."""
-
-    objects: dict[str, Obj] = field(default_factory=dict)
-    calls: Counter[str] = field(default_factory=Counter)
-    versions: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-
-    def put(self, path: str, obj: Obj) -> Obj:
-        stored = copy.deepcopy(obj)
-        meta = stored.setdefault("metadata", {})
-        meta["resourceVersion"] = str(next(self.versions))
-        meta.setdefault("uid", f"uid-{meta['resourceVersion']}")
-        self.objects[path] = stored
-        return copy.deepcopy(stored)
-
-    def get(self, path: str, **query: str) -> Obj:
-        self.calls["GET"] += 1
-        if path in self.objects:
-            return copy.deepcopy(self.objects[path])
-        if "labelSelector" in query:
-            wanted = dict(term.split("=", 1) for term in query["labelSelector"].split(","))
-            items = [
-                copy.deepcopy(o)
-                for p, o in self.objects.items()
-                if _in_collection(p, path) and wanted.items() <= (o["metadata"].get("labels") or {}).items()
-            ]
-            return {"items": items}
-        raise _error(404, path.rsplit("/", 1)[-1])
-
-    def create(self, path: str, body: Obj) -> Obj:
-        self.calls["POST"] += 1
-        target = f"{path}/{body['metadata']['name']}"
-        if target in self.objects:
-            raise _error(409, body["metadata"]["name"])
-        return self.put(target, body)
-
-    def merge_patch(self, path: str, patch: Obj) -> Obj:
-        self.calls["PATCH"] += 1
-        return self.put(path, _merged(self._existing(path), patch))
-
-    def json_patch(self, path: str, operations: list[Obj]) -> Obj:
-        self.calls["PATCH"] += 1
-        obj = self._existing(path.removesuffix("/status"))
-        for operation in operations:
-            assert operation["op"] == "add" and operation["path"] == "/status", operation
-            obj["status"] = operation["value"]
-        return self.put(path.removesuffix("/status"), obj)
-
-    def replace(self, path: str, body: Obj) -> Obj:
-        self.calls["PUT"] += 1
-        target = path.removesuffix("/status")
-        existing = self._existing(target)
-        if body["metadata"].get("resourceVersion") not in (None, existing["metadata"]["resourceVersion"]):
-            raise _error(409, existing["metadata"]["name"])
-        if path.endswith("/status"):
-            return self.put(target, {**existing, "status": body.get("status")})
-        return self.put(target, body)
-
-    def delete(self, path: str, body: Obj | None = None, **query: str) -> Obj:
-        self.calls["DELETE"] += 1
-        obj = self._existing(path)
-        del self.objects[path]
-        return obj
-
-    def _existing(self, path: str) -> Obj:
-        if path not in self.objects:
-            raise _error(404, path.rsplit("/", 1)[-1])
-        return copy.deepcopy(self.objects[path])
-
-
-def _in_collection(path: str, collection: str) -> bool:
-    """Whether the object at ``path`` is listed by ``collection`` (a namespace's, or every namespace's)."""
-    parent = path.rsplit("/", 1)[0]
-    return parent == collection or re.sub(r"/namespaces/[^/]+/", "/", parent) == collection
-
-
-def _merged(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = _merged(out.get(key), value)
-    return out
-
-
-@dataclass
-class FakeEndpoints:
-    """A source and a target API server."""
-
-    source: FakeApi = field(default_factory=FakeApi)
-    target: FakeApi = field(default_factory=FakeApi)
-
-    def api(self, endpoint: str, cluster: str) -> FakeApi:
-        return self.source if endpoint == "source" else self.target
-
-    def everywhere(self, endpoint: str) -> list[FakeApi]:
-        return [self.api(endpoint, "")]
 
 
 def rule(**changes: Any) -> SyncRule:

@@ -27,6 +27,7 @@ from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError, 
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync import state, transforms
 from syncflow.sync.desired import managed_content
+from syncflow.sync.keys import RELATED
 from syncflow.sync.metadata import RELATED_RESOURCES_ANNOTATION_PREFIX
 from syncflow.sync.reconciler import (
     WAIT_FOR_DELETION,
@@ -251,4 +252,5 @@ def release_related(index: RelatedIndex, s: Sync, key: ObjectKey, obj: Obj, copy
                 )
     if waiting:
         raise RequeueAfter(WAIT_FOR_DELETION)
-    index.forget(key)
+    # ``key`` is the primary's sync key; the index records under its related key
+    index.forget(ObjectKey(RELATED, key.rule, key.cluster, key.namespace, key.name))
