@@ -171,6 +171,8 @@ class AmqpBroker:
         connection = self.connection()
         counts = dict.fromkeys(queues, 0)
         try:
+            # one attempt, not kombu's lazy connect that retries after 2 s: ``depths`` tries once more
+            connection.ensure_connection(max_retries=0, reraise_as_library_errors=False)  # type: ignore[no-untyped-call]
             for name in queues:
                 channel = connection.channel()  # type: ignore[no-untyped-call]
                 try:
