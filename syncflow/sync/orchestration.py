@@ -84,6 +84,11 @@ class SyncManager:
         self._released_once = False  # until the keys are queued: a failed pass looks at every gone rule
         self._enqueue_for_rules(RELEASE, gone)
         self._released_once = True
+        # a running rule whose entry another process had marked gone (its keys claimed meanwhile ended
+        # there): published again as it runs, a sweep brings back what those keys were for
+        runs = {name: rule for name, (rule, _) in self._running.items()}
+        restored = [name for name in published if name in ready and runs.get(name) == ready[name]]
+        self._enqueue_for_rules(SWEEP, restored)
         self._poll_at_once([ready[name] for name in published if name in ready])
         metrics.rules({name: entry.state == "ready" for name, entry in wanted.items()})
         clients: dict[str, tuple[tuple[JsonApi, ...], JsonApi]] = {}

@@ -63,7 +63,6 @@ class RuleRegistry:
         self.agent = agent
         self.key = registry_key(agent)
         self._parsed: dict[bytes | str, RuleEntry] = {}
-        self._published: dict[str, RuleEntry] | None = None
 
     # ----- workers -----
 
@@ -73,8 +72,10 @@ class RuleRegistry:
         key's rule takes the entry its claim read a moment before (``syncflow.queue.ruleentries``)."""
         delivered, handed = ruleentries.take(name)
         raw: bytes | str | None = handed if delivered else self.redis.hget(self.key, name)
-        if not raw:
-            return UNKNOWN
+        return self._entry(raw) if raw else UNKNOWN
+
+    def _entry(self, raw: bytes | str) -> RuleEntry:
+        """``raw`` decoded, from a bounded cache of the entries seen (a rule's JSON is decoded once)."""
         entry = self._parsed.get(raw)
         if entry is None:
             if len(self._parsed) >= PARSED_CACHE:
@@ -99,20 +100,21 @@ class RuleRegistry:
     def publish(self, wanted: Mapping[str, RuleEntry]) -> list[str]:
         """Make the registry hold ``wanted``; every other known rule becomes ``gone``.
 
-        Writes only what changed since the last call (re-reading Redis when it lost the registry,
-        e.g. after a wipe); returns the names whose entry changed.
+        Compares with what the registry holds now (one read; entries seen before are not decoded
+        again), so an entry another process wrote — a release that marked gone a rule still wanted, a
+        wipe — is put right on the next pass. Writes only what differs; returns the names whose entry
+        changed.
         """
-        if self._published is None or not self.redis.exists(self.key):
-            self._published = {_text(k): _decode(v) for k, v in self.redis.hgetall(self.key).items()}
+        published = {_text(k): self._entry(v) for k, v in self.redis.hgetall(self.key).items()}
         now = time.time()
-        carried = {name: _carry(self._published.get(name), entry) for name, entry in wanted.items()}
+        carried = {name: _carry(published.get(name), entry) for name, entry in wanted.items()}
         changes = {
             name: entry.model_copy(update={"at": now})
             for name, entry in carried.items()
-            if name not in self._published or self._published[name].model_copy(update={"at": 0.0}) != entry
+            if name not in published or published[name].model_copy(update={"at": 0.0}) != entry
         }
         expired: list[str] = []
-        for name, old in self._published.items():
+        for name, old in published.items():
             if name in wanted:
                 continue
             if old.state != "gone":
@@ -123,9 +125,6 @@ class RuleRegistry:
             self.redis.hset(self.key, mapping={name: e.model_dump_json() for name, e in changes.items()})
         if expired:
             self.redis.hdel(self.key, *expired)
-        self._published.update(changes)
-        for name in expired:
-            del self._published[name]
         return sorted(changes)
 
     def mark_gone(self, name: str, reason: str = "", *, only_if_gone: bool = False) -> bool:

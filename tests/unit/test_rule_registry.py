@@ -97,6 +97,18 @@ def test_a_wiped_registry_is_written_again_on_the_next_pass(redis: fakeredis.Fak
     assert RuleRegistry(redis, "agent").lookup("things").state == "ready"
 
 
+def test_a_rule_another_process_marked_gone_is_published_again_on_the_next_pass(
+    redis: fakeredis.FakeRedis,
+) -> None:
+    """E.g. an edge config's release retires the per-type rule while the watcher still wants it."""
+    registry = RuleRegistry(redis, "agent")
+    registry.publish({"things": RuleEntry.ready(rule())})
+    RuleRegistry(redis, "agent").mark_gone("things")
+    assert registry.publish({"things": RuleEntry.ready(rule())}) == ["things"]
+    assert RuleRegistry(redis, "agent").lookup("things").state == "ready"
+    assert registry.publish({"things": RuleEntry.ready(rule())}) == [], "then nothing to write"
+
+
 def test_a_pending_or_unknown_rule_sends_the_key_back_instead_of_dropping_it(
     redis: fakeredis.FakeRedis,
 ) -> None:
