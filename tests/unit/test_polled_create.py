@@ -1,6 +1,6 @@
 """A polled rule's sync of an object its poll listed without a copy: it creates the copy without reading
 the target first, and a copy or a foreign object that appeared since the listing is still found by the
-create's 409 (the in-memory API servers of the reconciler's table test)."""
+create's 409 (the in-memory API servers of tests/support/fakeapi.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from syncflow.kube import snapshots
 from syncflow.queue.errors import PermanentError
 from syncflow.sync.reconciler import Sync, sync_object
-from tests.unit.test_reconciler_table import KEY, SOURCE, FakeEndpoints, rule, thing
+from tests.support.fakeapi import FakeEndpoints
+from tests.unit.test_reconciler_table import KEY, SOURCE, rule, thing
 
 POLLED = rule(watch_source=False).model_copy(update={"finalizer": None})
 """A polled rule, as edge's upsync makes it: no finalizer on the objects it lists."""
