@@ -30,6 +30,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 import argparse
 import asyncio
 import contextlib
+import datetime
 import os
 import random
 import re
@@ -62,11 +63,13 @@ from bench.support import (
     done_verbs,
     in_parallel,
     load_average,
+    open_watch,
     run_dir,
     said,
     start_watch_and_beat,
     start_worker_role,
     traffic,
+    watch_first_seen,
     workspace_kubeconfig,
 )
 
@@ -75,13 +78,30 @@ CONFIGS = "apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
 NAMESPACE = "up"
 LAG_CHANGES = 10
 """At most this many changes are timed in ``python -m bench``'s edge row (each takes about a period)."""
+STEADY_POLLS = 3
+"""Polls with nothing changing that ``python -m bench``'s edge row times (each takes a period)."""
 SELECTOR = "bench%3Dup"
 BASELINE = (
-    "this process writes the objects into the mailbox directly (one create each), timed by the write"
-    " responses, its bare poll one paged list of each side; with 8 clients on syncflow's stack once"
-    " syncflow is stopped"
+    "this process lists each side once (paged) and writes the objects into the mailbox directly (one"
+    " create each), timed by the list and the write responses; with 8 clients on syncflow's stack once"
+    " syncflow is stopped. syncflow's obj/s run from its first poll's start to the last copy on a raw"
+    " watch of the mailbox"
 )
 """What the fair baseline does."""
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def log_time(line: str) -> float:
+    """Epoch seconds of a syncflow log line's time of day (``HH:MM:SS.mmm``, local time), taking the day
+    that puts it nearest to now."""
+    clock = datetime.datetime.strptime(line.split(" ", 1)[0], "%H:%M:%S.%f").time()
+    today = datetime.date.today()
+    days = (today - datetime.timedelta(days=1), today, today + datetime.timedelta(days=1))
+    stamps = [datetime.datetime.combine(day, clock).timestamp() for day in days]
+    return min(stamps, key=lambda stamp: abs(stamp - time.time()))
 
 
 def config_map(name: str, value: str = "0") -> dict[str, Any]:
@@ -123,16 +143,20 @@ class EdgeBench:
     async def setup(self, workers: int) -> None:
         """Devclusters, the mailbox with its CRD, the p-cluster's objects, then the syncer's roles."""
         await self.prepare()
+        await self.fill()
+        start_watch_and_beat(self.stack, "edge")
+        start_worker_role(self.stack, "edge", "worker", workers)
+        self.wait_listed()
+        self.stack.wait_sync(said(self.stack.work / "worker.log", " ready."), 60, "the worker role ready")
+
+    async def fill(self) -> None:
+        """The p-cluster's objects to upsync."""
         await in_parallel(
             [f"cm-{i}" for i in range(self.objects)],
             lambda _, name: self.pcluster.call(
                 "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", config_map(name)
             ),
         )
-        start_watch_and_beat(self.stack, "edge")
-        start_worker_role(self.stack, "edge", "worker", workers)
-        self.wait_listed()
-        self.stack.wait_sync(said(self.stack.work / "worker.log", " ready."), 60, "the worker role ready")
 
     async def prepare(self) -> None:
         """Devclusters, the mailbox with its CRD, the namespaces and the syncer's environment: everything
@@ -165,12 +189,6 @@ class EdgeBench:
         listed = said(self.stack.work / "watch.log", "watch.listed watch=kcp:edgesyncconfigs")
         self.stack.wait_sync(listed, 60, "the watcher to list the EdgeSyncConfigs")
 
-    async def _mailbox_count(self, expected: int) -> bool | None:
-        _, listed = await self.kcp.call(
-            "GET", f"{self.mb}/api/v1/namespaces/{NAMESPACE}/configmaps?labelSelector={SELECTOR}"
-        )
-        return True if len(listed["items"]) >= expected else None
-
     def polls(self) -> list[float]:
         """``duration_ms`` of every finished poll task so far."""
         return [
@@ -183,16 +201,33 @@ class EdgeBench:
         return await traffic([self.kcp, self.pcluster])
 
     async def initial(self, timeout: float) -> dict[str, float]:
-        """Create the EdgeSyncConfig; time until every object is in the mailbox."""
+        """Create the EdgeSyncConfig; objects/s from the first poll's start (when the rule exists: the
+        load a bare client does as one list and the writes) to the last copy on a raw watch of the
+        mailbox, and the seconds from the config's creation to that poll."""
         before, done_before = await self._counts(), done_verbs(self.stack)
         selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
         body = edge_sync_config("bench", "upSyncedResources", selector)
-        started = time.perf_counter()
-        await self.kcp.call("POST", f"{self.mb}/{CONFIGS}", body)
-        await self.stack.wait(
-            lambda: self._mailbox_count(self.objects), timeout, f"{self.objects} upsynced", 0.2
+        seen: dict[str, float] = {}
+        path = f"{self.mb}/api/v1/namespaces/{NAMESPACE}/configmaps"
+        watch = await open_watch(
+            lambda opened: watch_first_seen(
+                self.session,
+                self.kcp,
+                path,
+                SELECTOR,
+                _name,
+                seen,
+                self.objects,
+                timeout=int(timeout),
+                opened=opened,
+            )
         )
-        elapsed = time.perf_counter() - started
+        epoch = time.time() - time.perf_counter()  # a perf_counter reading + epoch: wall-clock seconds
+        created = time.perf_counter()
+        await self.kcp.call("POST", f"{self.mb}/{CONFIGS}", body)
+        await asyncio.wait_for(watch, timeout)
+        polled = self.poll_started() - epoch
+        elapsed = max(seen.values()) - polled
         await self.queue.idle(self.stack, 60)
         after = await self._counts()
         kcp, pcluster = after[0] - before[0], after[1] - before[1]
@@ -200,11 +235,19 @@ class EdgeBench:
         return {
             "rate": self.objects / elapsed,
             "elapsed": elapsed,
+            "reaction": polled - created,
             "kcp": kcp.total() / self.objects,
             "pcluster": pcluster.total() / self.objects,
             "sync": done["sync"] / self.objects,
             "status": done["status"] / self.objects,
         }
+
+    def poll_started(self) -> float:
+        """When the worker role received its first ``poll`` task (epoch seconds, from its log)."""
+        for line in self.stack.log_lines("worker"):
+            if "Task syncflow.poll[" in line and " received" in line:
+                return log_time(line)
+        raise BenchError("the worker log shows no poll task")
 
     async def steady(self, polls: int) -> dict[str, Any]:
         """Requests per poll period on each side (everything syncflow sends meanwhile: its Lease renewals
@@ -265,7 +308,8 @@ class EdgeBench:
 
     async def baseline(self, clients: int = BASE_CLIENTS) -> dict[str, float]:
         """One poll done directly (a paged list of each side), and the writes into the mailbox directly by
-        ``clients`` concurrent clients."""
+        ``clients`` concurrent clients; its objects/s count the time of one such poll and the writes (the
+        load of an initial upsync)."""
         before = await self.kcp.counts() + await self.pcluster.counts()
         timings = []
         for _ in range(5):
@@ -293,10 +337,11 @@ class EdgeBench:
         )
         elapsed = time.perf_counter() - started
         writes = (await self.kcp.counts() + await self.pcluster.counts() - after).total()
+        poll_ms = sum(timings) / len(timings)
         return {
-            "poll_ms": sum(timings) / len(timings),
+            "poll_ms": poll_ms,
             "poll_calls": poll_calls,
-            "rate": self.objects / elapsed,
+            "rate": self.objects / (elapsed + poll_ms / 1000),
             "calls": writes / self.objects,
         }
 
@@ -344,10 +389,11 @@ async def on_stack(prefix: str, args: argparse.Namespace, redis_url: str) -> Asy
 
 
 async def fresh_baseline(args: argparse.Namespace, redis_url: str, clients: int) -> dict[str, float]:
-    """The baseline with ``clients`` clients on a fresh stack of its own, syncflow never started (its
-    bare poll lists an empty p-cluster: only its writes are compared)."""
+    """The baseline with ``clients`` clients on a fresh stack of its own with the same p-cluster objects,
+    syncflow never started."""
     async with on_stack("edge-base-", args, redis_url) as bench:
         await bench.prepare()
+        await bench.fill()
         return await bench.baseline(clients)
 
 
@@ -358,10 +404,17 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
     run), and the baseline's direct writes with ``BASE_CLIENTS`` clients on that stack and with as many
     clients as ``options.workers`` on a fresh one."""
     changes = min(options.steady, LAG_CHANGES)
-    argv = ["--objects", str(options.objects), "--changes", str(max(changes, 1))]
+    argv = [
+        "--objects",
+        str(options.objects),
+        "--changes",
+        str(max(changes, 1)),
+        "--polls",
+        str(STEADY_POLLS),
+    ]
     argv += ["--latency", options.latency, *(["--logs", options.logs] if options.logs else [])]
     args = parser().parse_args(argv)
-    results, memory = await one_run(options.workers, args, redis_url, upsync_only=True, lag=changes > 0)
+    results, memory = await one_run(options.workers, args, redis_url, upsync_only=changes == 0)
     same = (
         (options.workers, await fresh_baseline(args, redis_url, options.workers))
         if options.baseline
@@ -370,8 +423,17 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
     work = f"initial upsync of {options.objects} ConfigMaps p-cluster -> mailbox, worker --workers"
     work += f" {options.workers}; change lag over {changes} changes, upsync period {args.period:g} s"
     work += latency_note(options.latency)
-    lag = results.get("lag")
-    steady = {"lag_p50": lag["p50"], "lag_p99": lag["p99"]} if lag else None
+    lag, polls = results.get("lag"), results.get("steady")
+    steady = (
+        {
+            "lag_p50": lag["p50"],
+            "lag_p99": lag["p99"],
+            "poll_ms": polls["ms"],
+            "bare_poll_ms": results["base"]["poll_ms"],
+        }
+        if lag and polls
+        else None
+    )
     return mode_figures(
         "edge",
         work,

@@ -79,6 +79,10 @@ class ModeFigures:
     lag_p50_ms: float | None = None
     """edge: a downstream change → the mailbox (ms), changes at random moments of the poll period."""
     lag_p99_ms: float | None = None
+    poll_ms: float | None = None
+    """edge: a poll task's time with nothing changing (ms), the mean of a few."""
+    bare_poll_ms: float | None = None
+    """edge: one paged list of each side by the baseline's client (ms)."""
     rss_mb: float | None = None
     """RSS of the worker role's processes after the sync, summed."""
     rss_growth_mb: float | None = None
@@ -140,9 +144,9 @@ def mode_figures(
     """The figures of a sync run (``synced``: ``rate``, ``sync``, ``status``, API requests per object of
     each of ``sides``, ``p50``/``p99``/``last_s``/``bound_s`` where measured), its baseline with
     ``BASE_CLIENTS`` clients (``base``: ``rate``, ``calls``; None when not run), its steady phase
-    (``steady``: ``rate``, ``p50``, ``p99``, ``status_p50``, ``lag_p50``, ``lag_p99``, those measured) and
-    the baseline with as many clients as syncflow's pool processes (``same``: those clients and that
-    baseline's figures; None when not run)."""
+    (``steady``: ``rate``, ``p50``, ``p99``, ``status_p50``, ``lag_p50``, ``lag_p99``, ``poll_ms``,
+    ``bare_poll_ms``, those measured) and the baseline with as many clients as syncflow's pool
+    processes (``same``: those clients and that baseline's figures; None when not run)."""
     steady = steady or {}
     return ModeFigures(
         mode=mode,
@@ -167,6 +171,8 @@ def mode_figures(
         status_p50_ms=steady.get("status_p50"),
         lag_p50_ms=steady.get("lag_p50"),
         lag_p99_ms=steady.get("lag_p99"),
+        poll_ms=steady.get("poll_ms"),
+        bare_poll_ms=steady.get("bare_poll_ms"),
         **memory,
     )
 
@@ -202,6 +208,12 @@ def _bound(f: ModeFigures) -> str:
     return f"{f.last_copy_s:.1f} {'<=' if f.last_copy_within else '>'} {f.last_copy_bound_s:.1f}"
 
 
+def _poll(f: ModeFigures) -> str:
+    if f.poll_ms is None or f.bare_poll_ms is None:
+        return "—"
+    return f"{f.poll_ms:.0f} ({f.bare_poll_ms:.0f}, x{f.poll_ms / f.bare_poll_ms:.2f})"
+
+
 def _load(load: Load | None) -> str:
     return "—" if load is None else " ".join(f"{x:.2f}" for x in load)
 
@@ -227,6 +239,7 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("status p50 ms", lambda f: _n(f.status_p50_ms, 0)),
     ("change lag p50 ms", lambda f: _n(f.lag_p50_ms, 0)),
     ("change lag p99 ms", lambda f: _n(f.lag_p99_ms, 0)),
+    ("poll ms (bare)", _poll),
     ("worker RSS MB", lambda f: _n(f.rss_mb, 0)),
     (f"RSS growth MB/{PER // 1000}k obj", lambda f: _n(f.rss_growth_mb, 1)),
     (f"Redis MB/{PER // 1000}k obj", lambda f: _n(f.redis_mb, 1)),
@@ -256,6 +269,8 @@ def table(runs: Sequence[ModeFigures]) -> str:
             "steady: objects created at half the burst's obj/s, create -> copy; status: a status change"
             " downstream -> the same status upstream (workload); change lag: a p-cluster change -> the"
             " mailbox, at random moments of the upsync period (edge)",
+            "poll ms (bare): edge's poll task with nothing changing, beside one paged list of each side by"
+            " a bare client, and their ratio",
             f"baseline obj/s, ratio: the mode's baseline with {BASE_CLIENTS} clients; baseline obj/s"
             f" ({same} clients), ratio ({same} clients): the same baseline with as many clients as syncflow"
             " has pool processes (--workers), on a fresh stack of its own: the fair comparison",
