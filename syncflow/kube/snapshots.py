@@ -56,8 +56,11 @@ def event_object(side: str, obj: dict[str, Any] | None, *, uncopied: bool = Fals
 def encoded_event() -> str:
     """The current event's snapshot as the queue stores it ("" for none, or when too large)."""
     snapshot = _event.get()
-    if snapshot is None:
-        return ""
+    return "" if snapshot is None else encoded(snapshot)
+
+
+def encoded(snapshot: Snapshot) -> str:
+    """``snapshot`` as the queue stores it ("" when too large)."""
     metadata = {k: v for k, v in (snapshot.obj.get("metadata") or {}).items() if k != "managedFields"}
     stored: dict[str, Any] = {"side": snapshot.side, "object": {**snapshot.obj, "metadata": metadata}}
     if snapshot.uncopied:

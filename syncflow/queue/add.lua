@@ -14,12 +14,7 @@ for i = 6, #ARGV do
   if echo then
     lanes[#lanes + 1] = 0
   else
-    if snapshot ~= '' and (string.sub(k, 1, 5) == 'sync/' or string.sub(k, 1, 7) == 'status/')
-        and (redis.call('HEXISTS', SN, k) == 1 or redis.call('HLEN', SN) < max_snapshots) then
-      redis.call('HSET', SN, k, snapshot)
-    elseif not bulk then -- a bulk add keeps what the last event left: it is no newer view
-      redis.call('HDEL', SN, k)
-    end
+    keep_snapshot(k, snapshot, bulk, max_snapshots)
     lanes[#lanes + 1] = add(k, bulk, now, event)
   end
 end

@@ -131,6 +131,18 @@ local function make_pending(k, now)
   return lane_of(k)
 end
 
+-- keep_snapshot(k, snapshot, bulk, max): an event keeps its object as the snapshot of a sync or status
+-- key (while fewer than max keys hold one, or k holds one already), or clears the one k had; a bulk
+-- add (relist, resync: no newer view of the object) leaves it as it is.
+local function keep_snapshot(k, snapshot, bulk, max_snapshots)
+  if snapshot ~= '' and (string.sub(k, 1, 5) == 'sync/' or string.sub(k, 1, 7) == 'status/')
+      and (redis.call('HEXISTS', SN, k) == 1 or redis.call('HLEN', SN) < max_snapshots) then
+    redis.call('HSET', SN, k, snapshot)
+  elseif not bulk then
+    redis.call('HDEL', SN, k)
+  end
+end
+
 -- add(k): mark dirty and, unless leased, pending; returns the lane to publish on.
 -- A bulk add (relist, resync) never unparks; an event add does, forgetting past failures.
 -- An expired lease (its worker died) is dropped and counted as a failed attempt. ``event``: the

@@ -9,7 +9,7 @@ from importlib import resources
 from redis import Redis
 from redis.commands.core import Script
 
-_QUEUE_SCRIPTS = ("add", "renew", "pump", "touch", "replay", "replay_cause", "held")
+_QUEUE_SCRIPTS = ("add", "add_each", "renew", "pump", "touch", "replay", "replay_cause", "held")
 
 _LEASE_FUNCTIONS = ("claim", "done")
 """Files that define the functions ``claim`` and ``done``, which the scripts below call."""
@@ -35,6 +35,7 @@ class Scripts:
     """The registered scripts of one Redis client."""
 
     add: Script
+    add_each: Script
     claim: Script
     renew: Script
     done: Script

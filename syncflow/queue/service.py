@@ -82,14 +82,13 @@ class QueueService:
     ) -> int:
         """Event adds of ``objects``' keys, each keeping its object (as listed on endpoint ``side``) as
         its snapshot, as a watch event of it would, marked when its key is one of ``uncopied`` (listed
-        without a copy); one script call per key, the messages published together. Returns how many
-        keys were published."""
-        added: dict[str, list[tuple[ObjectKey, Lane]]] = {}
+        without a copy); one script call per ``ADD_BATCH`` keys of a queue, the messages published
+        together. Returns how many keys were published."""
+        grouped: dict[str, list[tuple[ObjectKey, str]]] = defaultdict(list)
         for key, obj in objects.items():
-            queue = self.queue_for(key)
-            with snapshots.event_object(side, obj, uncopied=key in uncopied):
-                added.setdefault(queue.name, []).append((key, queue.add(key)))
-        return sum(self.publish(name, pairs) for name, pairs in added.items())
+            snapshot = snapshots.encoded(snapshots.Snapshot(side, obj, key in uncopied))
+            grouped[queue_of(key.verb)].append((key, snapshot))
+        return sum(self.publish(name, self.queues[name].add_each(items)) for name, items in grouped.items())
 
     def held(self, keys: Iterable[ObjectKey]) -> set[ObjectKey]:
         """Which of ``keys`` their queues hold: pending, leased or backing off (one script call per

@@ -209,6 +209,21 @@ class WorkQueue:
         metrics.queue_added(self.name, int(added))
         return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
 
+    def add_each(self, items: Sequence[tuple[ObjectKey, str]]) -> list[tuple[ObjectKey, Lane]]:
+        """Event adds of keys each with its own encoded snapshot ("" for none): objects as a listing saw
+        them; one script call per ``ADD_BATCH`` keys. Returns the keys that need a message."""
+        added: list[tuple[ObjectKey, Lane]] = []
+        for i in range(0, len(items), ADD_BATCH):
+            batch = items[i : i + ADD_BATCH]
+            args: list[str | int] = [snapshots.MAX_SNAPSHOTS]
+            for key, snapshot in batch:
+                args += [str(key), snapshot]
+            *lanes, fresh = self._scripts.add_each(self._keys, args)
+            metrics.queue_added(self.name, int(fresh))
+            pairs = zip(batch, lanes, strict=True)
+            added += [(key, Lane(int(lane))) for (key, _), lane in pairs if int(lane)]
+        return added
+
     def claim(self, key: ObjectKey, token: str) -> Claim:
         """Take the key's lease at task start, if this message is the one to process it."""
         return self.take(key, token).claim

@@ -3,6 +3,7 @@ without one, handed out once by the claim, bounded (on fakeredis[lua] and on the
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -101,3 +102,34 @@ def test_echoes_that_came_while_the_key_ran_leave_no_snapshot_behind(service: Qu
 def test_a_snapshot_that_cannot_be_read_counts_as_none(stored: str) -> None:
     with snapshots.delivered(stored):
         assert snapshots.current() is None
+
+
+def test_a_poll_adds_each_object_with_its_own_snapshot_in_one_script_call(
+    service: QueueService, sent: list[tuple[ObjectKey, str]]
+) -> None:
+    """``add_seen``: each key keeps the object listed for it (marked when listed without a copy), in
+    one ``add_each`` call per ``ADD_BATCH`` keys, and every key gets its message."""
+    keys = [ObjectKey("sync", "up", "root:org:team", "default", f"web-{i}") for i in range(3)]
+    calls: list[int] = []
+    script = q(service)._scripts.add_each
+
+    def counted(keys_arg: Any, args: list[Any]) -> Any:
+        calls.append(len(args))
+        return script(keys_arg, args)
+
+    q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
+    listed = {key: obj(str(i)) for i, key in enumerate(keys)}
+    assert service.add_seen(listed, "pcluster", uncopied={keys[0]}) == 3
+    assert calls == [1 + 2 * 3]
+    assert sorted(key for key, _ in sent) == sorted(keys)
+    assert delivered(service, keys[0]) == snapshots.Snapshot("pcluster", obj("0"), uncopied=True)
+    assert delivered(service, keys[2]) == snapshots.Snapshot("pcluster", obj("2"))
+
+
+def test_a_poll_clears_an_older_snapshot_it_cannot_keep(service: QueueService) -> None:
+    """An object too large to keep leaves its key without a snapshot (the sync reads), not with an
+    older event's."""
+    seen(service, KEY, source=obj("1"))
+    big = obj("2", annotations={"big": "x" * snapshots.MAX_SNAPSHOT_BYTES})
+    service.add_seen({KEY: big}, "kcp")
+    assert delivered(service) is None
