@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, ParamSpec, TypeVar, cast
 
-from celery import Celery, Task
+from celery import Celery, Task, current_task
 from celery.exceptions import TimeLimitExceeded
 from celery.signals import setup_logging
 from celery.worker.request import Request
@@ -24,7 +24,7 @@ from syncflow.app.schedule import beat_schedule, housekeeping_tasks
 from syncflow.config import Settings
 from syncflow.metrics import record as metrics
 from syncflow.queue.celeryconf import celery_config
-from syncflow.queue.execute import Handler, out_of_time, run_message, run_token
+from syncflow.queue.execute import Handler, help_run, out_of_time, run_message, run_token
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals
@@ -295,8 +295,17 @@ def status_poll() -> int:
 
 @keyed_task("poll", queue=CONTROL_QUEUE, names_rule=True)
 def poll(key: ObjectKey) -> None:
-    """List one polled rule's source (upsync) and enqueue the objects that changed or went."""
-    rule_worker().poll(key, runtime.service.add_many, runtime.service.add_seen, runtime.service.held)
+    """List one polled rule's source (upsync) and enqueue the objects that changed or went; help run
+    the changed ones."""
+    service = runtime.service
+    rule_worker().poll(key, service.add_many, service.add_seen, service.held, _help_sync)
+
+
+def _help_sync(keys: Sequence[ObjectKey]) -> None:
+    """Run ``sync`` keys the running task has queued in this process too (``help_run``)."""
+    token = run_token(current_task.request.id)
+    for report in help_run(runtime.service, runtime.renewer, sync, keys, token):
+        metrics.task_outcome("syncflow.sync", report.outcome)
 
 
 @periodic_task("syncflow.poll-tick")

@@ -9,7 +9,9 @@ import logging
 import secrets
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from redis.exceptions import RedisError
@@ -39,6 +41,10 @@ each request's timeouts are cut to the time left, so slow calls end as timeouts,
 START_SHARE = 0.25
 """Share of the task time limit within which a message's later keys may start: past it the keys not
 started go back to the broker in a new message, so each key keeps at least 0.55 of the limit."""
+HELPERS = 4
+"""Threads with which a task runs keys it queued itself (``help_run``): a poll's new objects."""
+HELP_SECONDS = 10.0
+"""How long a task starts keys it queued itself: a long backlog stays with the worker pool."""
 
 _LEVELS = {
     Outcome.OK: logging.INFO,
@@ -86,23 +92,89 @@ def run_message(
     """Process the keys of one message delivered on ``celery_queue``, one after another, leasing them
     with ``token`` (``run_token`` of the Celery task id); returns a report per key started. A key's
     ``done`` also claims the next key (one round trip) while the message is within ``START_SHARE`` of
-    its time."""
+    its time; the keys it does not reach go back to the broker in a new message."""
     limit = service.settings.task_time_limit
+    with _task_started() as started:
+        return _run_keys(
+            service,
+            renewer,
+            handler,
+            raw_keys,
+            token,
+            started + limit * START_SHARE,
+            lambda rest: _resend(service, rest, celery_queue),
+        )
+
+
+def help_run(
+    service: QueueService, renewer: LeaseRenewer, handler: Handler, keys: Sequence[ObjectKey], token: str
+) -> list[RunReport]:
+    """Run, in the current task, keys it has just queued (their messages are out), ``HELPERS`` at a
+    time, from the last one queued backwards, while other processes take them from the front: a key
+    claimed here makes its message stale, one claimed elsewhere is skipped here. Stops starting keys
+    after ``HELP_SECONDS`` (or the task's ``START_SHARE``): the rest stay with their messages. Returns
+    a report per key started."""
+    limit = service.settings.task_time_limit
+    started = _started.get() or time.monotonic()
+    until = min(started + limit * START_SHARE, time.monotonic() + HELP_SECONDS)
+    backwards = [str(key) for key in reversed(keys)]
+    shares = [backwards[i::HELPERS] for i in range(HELPERS)]
+    with ThreadPoolExecutor(HELPERS, thread_name_prefix="help") as pool:
+        runs = [
+            pool.submit(_run_keys, service, renewer, handler, share, token, until, lambda rest: None, started)
+            for share in shares
+            if share
+        ]
+        return [report for run in runs for report in run.result()]
+
+
+_started: ContextVar[float | None] = ContextVar("syncflow_task_started", default=None)
+"""When the keyed task running in this context started (``time.monotonic``)."""
+
+
+@contextlib.contextmanager
+def _task_started() -> Iterator[float]:
     started = time.monotonic()
+    reset = _started.set(started)
+    try:
+        yield started
+    finally:
+        _started.reset(reset)
 
-    def in_time() -> bool:
-        return time.monotonic() - started <= limit * START_SHARE
 
+def _run_keys(
+    service: QueueService,
+    renewer: LeaseRenewer,
+    handler: Handler,
+    raw_keys: Sequence[str],
+    token: str,
+    start_by: float,
+    late: Callable[[Sequence[str]], None],
+    started: float | None = None,
+) -> list[RunReport]:
+    """claim → handler → done for each key in turn, the next claim made by each done; a key not
+    started by ``start_by`` (``time.monotonic``) and the rest go to ``late``. Requests may use
+    ``REQUEST_SHARE`` of the task time limit from ``started`` (default: now)."""
+    limit = service.settings.task_time_limit
+    started = time.monotonic() if started is None else started
     reports: list[RunReport] = []
     claimed: Taken | None = None  # this key's claim, made by the previous key's done
     for i, raw_key in enumerate(raw_keys):
-        if i and claimed is None and not in_time():
-            _resend(service, raw_keys[i:], celery_queue)
+        if i and claimed is None and time.monotonic() > start_by:
+            late(raw_keys[i:])
             break
         following = _parsed(raw_keys[i + 1]) if i + 1 < len(raw_keys) else None
         request_time = limit * REQUEST_SHARE - (time.monotonic() - started)
         report, claimed = _run_key(
-            service, renewer, handler, raw_key, token, request_time, claimed, following, in_time
+            service,
+            renewer,
+            handler,
+            raw_key,
+            token,
+            request_time,
+            claimed,
+            following,
+            lambda: time.monotonic() <= start_by,
         )
         reports.append(report)
     return reports

@@ -13,7 +13,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,8 @@ Enqueue = Callable[[Iterable[ObjectKey]], object]
 AddSeen = Callable[[Mapping[ObjectKey, dict[str, Any]], str, Collection[ObjectKey]], object]
 """Adds keys with their objects as seen on an endpoint, marking those listed without a copy
 (``QueueService.add_seen``)."""
+Help = Callable[[Sequence[ObjectKey]], object]
+"""Runs some of the keys just queued in this task too (``syncflow.queue.execute.help_run``)."""
 
 
 RELEASE_WAIT = 1.0
@@ -241,10 +243,12 @@ class RuleWorker:
         """One ``poll`` key per ready rule whose source is polled rather than watched (upsync)."""
         return [poll_key(rule) for rule in self.registry.ready_rules() if not rule.watch_source]
 
-    def poll(self, key: ObjectKey, enqueue: Enqueue, add_seen: AddSeen, held: resync_mod.Held) -> None:
+    def poll(
+        self, key: ObjectKey, enqueue: Enqueue, add_seen: AddSeen, held: resync_mod.Held, help_run: Help
+    ) -> None:
         """List a polled rule's source and copies once; enqueue the objects that went, and add those
         that changed with each object as listed (``add_seen``: its snapshot, so its sync need not read
-        it again)."""
+        it again), then help run those (``help_run``) while the worker pool takes them too."""
         s = self._lookup(key)
         if s is None:
             return
@@ -255,6 +259,8 @@ class RuleWorker:
             add_seen(changes.seen, s.rule.source.endpoint, changes.uncopied)
         enqueued = len(changes.seen) + len(changes.gone)
         log_event(logger, "resync.done", rule=s.rule.name, kind="poll", enqueued=enqueued)
+        if changes.seen:
+            help_run(list(changes.seen))
 
 
 def _remove_copies(s: Sync) -> None:

@@ -14,8 +14,9 @@ from prometheus_client import REGISTRY
 from redis import Redis
 
 from syncflow.config import Settings
+from syncflow.queue import execute
 from syncflow.queue.errors import PermanentError, RequeueAfter, TransientError
-from syncflow.queue.execute import out_of_time, run_keyed, run_message, run_token, task_of
+from syncflow.queue.execute import help_run, out_of_time, run_keyed, run_message, run_token, task_of
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.renewer import LeaseRenewer
 from syncflow.queue.service import QueueService
@@ -374,3 +375,44 @@ def test_a_killed_run_backs_off_as_a_retry(service: QueueService) -> None:
     before = workqueue_counts()
     out_of_time(service, [str(KEY)], "task-1", TimeoutError("hard time limit"), "sync")
     assert grown(before)["workqueue_retries_total"] == 1
+
+
+def test_a_task_helps_run_the_keys_it_queued_from_the_back(
+    service: QueueService, renewer: LeaseRenewer, caplog: pytest.LogCaptureFixture, sent: Sent
+) -> None:
+    """``help_run``: each key runs once, here or through its message; one another process claimed
+    first is skipped here, and its message is not sent again."""
+    keys = [ObjectKey("sync", "rule", "root:ws", "ns", f"obj-{i}") for i in range(10)]
+    ran: list[ObjectKey] = []
+    lock = threading.Lock()
+
+    def handler(key: ObjectKey) -> None:
+        with lock:
+            ran.append(key)
+
+    service.add_many(keys)
+    sent.clear()
+    assert run_keyed(service, renewer, handler, str(keys[0]), "elsewhere").outcome == "ok"
+    with caplog.at_level(logging.INFO, logger="syncflow.task"):
+        reports = help_run(service, renewer, handler, keys, "here")
+    assert sorted(r.outcome for r in reports) == ["ok"] * 9 + ["stale"]
+    assert sorted(map(str, ran)) == sorted(map(str, keys)), "each key ran once"
+    assert sorted(line["key"] for line in done_lines(caplog)) == sorted(map(str, keys[1:]))
+    stats = service.queues["sync"].stats()
+    assert (stats.pending, stats.leased, stats.dirty) == (0, 0, 0)
+    assert sent == [], "no message is sent again"
+
+
+def test_helping_stops_starting_keys_after_its_time(
+    service: QueueService, renewer: LeaseRenewer, sent: Sent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``HELP_SECONDS`` each helper thread starts no further key: the rest stay pending with the
+    messages they have, none sent again."""
+    monkeypatch.setattr(execute, "HELP_SECONDS", 0.0)
+    keys = [ObjectKey("sync", "rule", "root:ws", "ns", f"obj-{i}") for i in range(3 * execute.HELPERS)]
+    service.add_many(keys)
+    sent.clear()
+    reports = help_run(service, renewer, lambda key: None, keys, "here")
+    assert [r.outcome for r in reports] == ["ok"] * execute.HELPERS, "one key per helper thread"
+    assert service.queues["sync"].stats().pending == len(keys) - execute.HELPERS
+    assert sent == []
