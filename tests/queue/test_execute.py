@@ -393,6 +393,7 @@ def test_a_task_helps_run_the_keys_it_queued_from_the_back(
     service.add_many(keys)
     sent.clear()
     assert run_keyed(service, renewer, handler, str(keys[0]), "elsewhere").outcome == "ok"
+    caplog.clear()
     with caplog.at_level(logging.INFO, logger="syncflow.task"):
         reports = help_run(service, renewer, handler, keys, "here")
     assert sorted(r.outcome for r in reports) == ["ok"] * 9 + ["stale"]

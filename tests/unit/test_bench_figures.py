@@ -35,6 +35,7 @@ PUBLISH = ModeFigures(
     load_after=(4.0, 5.0, 6.0),
 )
 EDGE = ModeFigures(mode="edge", work="initial upsync of 100", baseline="direct writes", rate=30, base_rate=60)
+POLLED = replace(EDGE, poll_ms=60.4, bare_poll_ms=50.2)
 
 
 def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> None:
@@ -72,6 +73,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "150",
         "—",
         "—",
+        "—",
         "310",
         "12.3",
         "3.2",
@@ -79,11 +81,20 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "4.00 5.00 6.00",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 20
+    assert edge[5:] == ["—"] * 21
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
     assert (
         "baseline obj/s, ratio: the mode's baseline with 8 clients; baseline obj/s (2 clients)" in lines[-3]
     )
+
+
+def test_edge_shows_its_steady_poll_beside_the_bare_list_and_their_ratio() -> None:
+    [header, _, row] = table([POLLED]).splitlines()[:3]
+
+    names = [c.strip() for c in header.strip("|").split("|")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[names.index("poll ms (bare)")] == "60 (50, x1.20)"
+    assert orjson.loads(as_json([POLLED]))[0]["bare_poll_ms"] == 50.2
 
 
 def test_the_baseline_at_equal_concurrency_is_named_by_its_clients_or_n_when_runs_differ() -> None:
