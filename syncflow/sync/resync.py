@@ -15,6 +15,7 @@ a Redis key per rule says when its next resync is due (safe when two beats run).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import time
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import orjson
 from redis import Redis
 
 from syncflow.kube.jsonapi import JsonApi
@@ -256,16 +258,21 @@ def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys:
 
 
 def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-    """Keys of source objects whose copy reports a status they do not show yet (the status poll): the
-    copies' statuses are held, the source objects listed a page at a time."""
-    statuses = copy_views(rule, endpoints, lambda copy: (copy["status"],) if "status" in copy else None)
+    """Keys of source objects whose copy reports a status they do not show yet (the status poll): a
+    digest of each copy's status is held, the source objects are listed a page at a time."""
+    statuses = copy_views(rule, endpoints, lambda copy: digest(copy["status"]) if "status" in copy else None)
     return {
         key_for(STATUS, rule, ref)
         for ref, obj in sources(rule, endpoints)
         if (status := statuses.get(ref)) is not None
         and filters.returns_status(rule, obj)
-        and status[0] != obj.get("status")
+        and status != digest(obj.get("status"))
     }
+
+
+def digest(value: Any) -> bytes:
+    """A digest of a JSON value (its keys sorted): values with equal digests are equal."""
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
 
 Finder = Callable[[SyncRule, Endpoints], set[ObjectKey]]

@@ -44,7 +44,7 @@ def source(name: str) -> Listed:
 
 
 def copy(name: str) -> Listed:
-    return Listed(copy_of(name), status={"ready": False})
+    return Listed(copy_of(name), status=Listed(ready=False))
 
 
 class Paged:
@@ -71,6 +71,11 @@ class Paged:
                     paged.alive_at_last_page[endpoint] = sum(ref() is not None for ref in earlier)
                 items = [make(f"w-{page}-{i}") for i in range(PER_PAGE)]
                 paged.handed += [(page, weakref.ref(obj)) for obj in items]
+                paged.handed += [
+                    (page, weakref.ref(obj["status"]))
+                    for obj in items
+                    if isinstance(obj.get("status"), Listed)
+                ]
                 more = str(page + 1) if page < PAGES - 1 else ""
                 return {"items": items, "metadata": {"continue": more}}
 
@@ -94,7 +99,7 @@ def test_a_resync_holds_one_page_of_sources_and_no_copy_it_does_not_read() -> No
     assert held == {"service": 0, "kcp": 0}
 
 
-def test_a_status_pass_holds_only_the_copies_statuses_and_one_page_of_sources() -> None:
+def test_a_status_pass_holds_a_digest_of_each_copys_status_and_one_page_of_sources() -> None:
     held = held_at_last_page(lambda paged: status_keys(RULE, paged))
     assert held == {"service": 0, "kcp": 0}
 
