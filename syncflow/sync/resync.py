@@ -15,13 +15,15 @@ a Redis key per rule says when its next resync is due (safe when two beats run).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+import orjson
 from redis import Redis
 
 from syncflow.kube.jsonapi import JsonApi
@@ -37,13 +39,15 @@ from syncflow.sync.merge import carries
 from syncflow.sync.metadata import AGENT_LABEL, STATE_SECRET_LABEL
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 from syncflow.sync.related.index import RelatedIndex
-from syncflow.sync.rule import SyncRule
+from syncflow.sync.rule import Mutate, SyncRule
 from syncflow.util.logs import log_event
 
 logger = logging.getLogger("syncflow.resync")
 
 JITTER = 0.1
 PAGE_SIZE = "500"
+
+T = TypeVar("T")
 
 Held = Callable[[set[ObjectKey]], set[ObjectKey]]
 """Which of these keys the queue holds (pending, leased or backing off)."""
@@ -67,80 +71,77 @@ def schedule_next(redis: Redis, agent: str, rule: str, period: float, kind: str 
     redis.set(_schedule_key(agent, rule, kind), int(time.time()), px=int(next_in * 1000))
 
 
-def list_all(api: JsonApi, path: str, **query: str) -> list[dict[str, Any]]:
-    """Every object of a collection, page by page."""
-    items: list[dict[str, Any]] = []
+def listed(api: JsonApi, path: str, **query: str) -> Iterator[dict[str, Any]]:
+    """Every object of a collection, page by page (one page held at a time), without its
+    ``managedFields``: no pass reads them, and they are about half of a parsed object."""
     token = ""
     while True:
         page = api.get(path, limit=PAGE_SIZE, **query, **({"continue": token} if token else {}))
-        items.extend(page.get("items") or [])
+        for obj in page.get("items") or ():
+            (obj.get("metadata") or {}).pop("managedFields", None)
+            yield obj
         token = (page.get("metadata") or {}).get("continue", "")
         if not token:
-            return items
+            return
 
 
 def _drifted(
     rule: SyncRule,
-    sources: list[dict[str, Any]],
-    copies: dict[ObjectRef, dict[str, Any]],
+    ref: ObjectRef,
+    obj: dict[str, Any],
+    copy: dict[str, Any] | None,
     states: dict[str, dict[str, Any]],
-) -> set[ObjectRef]:
-    """Source objects whose managed content differs from the last-applied state (missed events), whose
-    copy no longer carries that state when the rule reverts drift (an edit of the copy whose event was
-    missed), or whose mutations fail (the sync reports why)."""
-    drifted = set()
+) -> bool:
+    """Whether source object ``obj`` (with a copy) differs in its managed content from the
+    last-applied state (missed events), whether its copy no longer carries that state when the rule
+    reverts drift (an edit of the copy whose event was missed), or whether its mutations fail (the
+    sync reports why). ``copy`` is None when the rule reads no copy's content (``reads_copies``)."""
     resource = rule.source.resource
-    for obj in sources:
-        ref = source_ref(rule, ObjectRef.of(obj))
-        secret = states.get(
-            state.state_secret_name(ref.cluster, resource.api_version, resource.kind, ref.namespace, ref.name)
-        )
-        last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
-        try:
-            current = managed_content(transforms.of_rule(rule, obj, copies.get(ref)))
-        except MutationError:
-            drifted.add(ref)
-            continue
-        if last is None:
-            continue
-        edited = rule.drift == "revert" and not carries(copies[ref], last)
-        if edited or state.go_json(last) != state.go_json(current):
-            drifted.add(ref)
-    return drifted
+    secret = states.get(
+        state.state_secret_name(ref.cluster, resource.api_version, resource.kind, ref.namespace, ref.name)
+    )
+    last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
+    try:
+        current = managed_content(transforms.of_rule(rule, obj, copy))
+    except MutationError:
+        return True
+    if last is None:
+        return False
+    edited = rule.drift == "revert" and copy is not None and not carries(copy, last)
+    return edited or state.go_json(last) != state.go_json(current)
 
 
-@dataclass(frozen=True)
-class Listing:
-    """Both sides of a rule as listed once: source objects (by ref) and copies (by their source's ref)."""
-
-    sources: dict[ObjectRef, dict[str, Any]]
-    copies: dict[ObjectRef, dict[str, Any]]
+def reads_copies(rule: SyncRule) -> bool:
+    """Whether a resync's drift check reads the copies' content, not only which exist: to tell an edit
+    of a copy (the rule reverts drift) or for spec mutations (they may read the copy)."""
+    return rule.drift == "revert" or any(isinstance(t, Mutate) and t.spec for t in rule.transforms)
 
 
-def list_copies(rule: SyncRule, endpoints: Endpoints) -> dict[ObjectRef, dict[str, Any]]:
-    """The rule's copies on its target, by their source object's ref."""
+def copy_views(
+    rule: SyncRule, endpoints: Endpoints, view: Callable[[dict[str, Any]], T]
+) -> dict[ObjectRef, T]:
+    """What ``view`` keeps of each of the rule's copies on its target, by their source object's ref: a
+    pass holds every copy at once, so it keeps only what it reads.
+
+    A pass lists the copies before the source objects: a copy's source object existed when the copy
+    was listed, so a copy whose source is not listed after it is one whose source went; listed the
+    other way round, every object created and synced between the two lists would look like an orphan."""
     target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
+    path, selector = rule.target.resource.path(), f"{AGENT_LABEL}={rule.agent}"
     return {
-        owner: obj
-        for obj in list_all(target, rule.target.resource.path(), labelSelector=f"{AGENT_LABEL}={rule.agent}")
+        owner: view(obj)
+        for obj in listed(target, path, labelSelector=selector)
         if (owner := owner_ref(obj)) is not None
     }
 
 
-def list_sides(rule: SyncRule, endpoints: Endpoints) -> Listing:
-    """List the rule's copies, then its source objects (its label selector applied by the server).
-
-    Copies first: a copy's source object existed when the copy was listed, so a copy whose source is
-    not listed after it is one whose source went; listed the other way round, every object created
-    and synced between the two lists would look like an orphan."""
-    copies = list_copies(rule, endpoints)
+def sources(rule: SyncRule, endpoints: Endpoints) -> Iterator[tuple[ObjectRef, dict[str, Any]]]:
+    """The rule's source objects (its label selector applied by the server) with their refs, a page at a
+    time."""
     selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
-    sources = {
-        source_ref(rule, ObjectRef.of(obj)): obj
-        for api in endpoints.everywhere(rule.source.endpoint)
-        for obj in list_all(api, rule.source.resource.path(), **selector)
-    }
-    return Listing(sources, copies)
+    for api in endpoints.everywhere(rule.source.endpoint):
+        for obj in listed(api, rule.source.resource.path(), **selector):
+            yield source_ref(rule, ObjectRef.of(obj)), obj
 
 
 def keys_needing_work(
@@ -153,36 +154,48 @@ def keys_needing_work(
     list of the copies finds one), being deleted or drifted from their state, and of copies whose source
     object was not listed (possible orphans); with related resources, also the ``related`` keys of
     objects without a copy (they wait for it) or without an entry in the related index."""
-    listing = list_sides(rule, endpoints)
-    listed, copies = set(listing.sources), listing.copies
-    # the server applied the label selector; the rest (names, namespaces, fields) is applied here, so
-    # an object the rule does not select costs nothing, and one it stopped selecting is released
-    candidates = {ref for ref, obj in listing.sources.items() if filters.may_select(rule, obj)}
-    deselected = {ref for ref, obj in listing.sources.items() if ref not in candidates and rule.holds(obj)}
-    missing = candidates - copies.keys()
-    drifted: set[ObjectRef] = set()
+    # Copies first (see ``copy_views``), then the state Secrets, then the source objects a page at a
+    # time: only what the drift check reads of the copies, the states and refs are held at once.
+    content = reads_copies(rule)
+    copies: dict[ObjectRef, dict[str, Any] | None] = copy_views(
+        rule, endpoints, lambda obj: obj if content else None
+    )
+    states = None
     if rule.state_namespace is not None:
         target = endpoints.api(rule.target.endpoint, rule.target.cluster or "")
-        secrets = list_all(
+        secrets = listed(
             target,
             f"/api/v1/namespaces/{rule.state_namespace}/secrets",
             labelSelector=f"{STATE_SECRET_LABEL}=true",
         )
-        states = {str(s["metadata"]["name"]): s for s in secrets}
-        with_copy = [o for ref, o in listing.sources.items() if ref in copies]
-        drifted = _drifted(rule, with_copy, copies, states)
-    # a source being deleted that still has its copy: its deletion event may have been lost (e.g. Redis
-    # wiped), and nothing else would ever delete the copy and release the source's finalizer
-    deleting = {ref for ref, obj in listing.sources.items() if obj["metadata"].get("deletionTimestamp")}
-    # a finalizer of an earlier version (e.g. another key formula) is replaced by the next sync
-    migrating = {ref for ref, obj in listing.sources.items() if _holds_previous(rule, obj)}
+        states = {str(s["metadata"]["name"]): {"data": s.get("data")} for s in secrets}  # all it reads
+    seen: set[ObjectRef] = set()
+    missing: set[ObjectRef] = set()
+    work: set[ObjectRef] = set()
+    for ref, obj in sources(rule, endpoints):
+        seen.add(ref)
+        # the server applied the label selector; the rest (names, namespaces, fields) is applied here,
+        # so an object the rule does not select costs nothing, and one it stopped selecting is released
+        selected = filters.may_select(rule, obj)
+        if selected and ref not in copies:
+            missing.add(ref)
+        # being deleted with its copy still there: its deletion event may have been lost (e.g. Redis
+        # wiped), and nothing else would ever delete the copy and release the source's finalizer
+        deleting = ref in copies and bool(obj["metadata"].get("deletionTimestamp"))
+        if (
+            (not selected and rule.holds(obj))
+            or deleting
+            or (ref in copies and states is not None and _drifted(rule, ref, obj, copies[ref], states))
+            # a finalizer of an earlier version (e.g. another key formula) is replaced by the next sync
+            or _holds_previous(rule, obj)
+        ):
+            work.add(ref)
     keys = _unattended(rule, endpoints, missing, held) | {
-        key_for(SYNC, rule, ref)
-        for ref in (copies.keys() - listed) | (deleting & copies.keys()) | drifted | migrating | deselected
+        key_for(SYNC, rule, ref) for ref in (copies.keys() - seen) | work
     }
     if rule.related and index is not None:
         keys.update(key_for(RELATED, rule, ref) for ref in missing)
-        keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in listed & copies.keys())))
+        keys.update(index.unrecorded(sorted(key_for(RELATED, rule, ref) for ref in seen & copies.keys())))
     return keys
 
 
@@ -199,7 +212,7 @@ def _unattended(rule: SyncRule, endpoints: Endpoints, missing: set[ObjectRef], h
     unheld = set(by_key) - held(set(by_key))
     if not unheld:
         return unheld
-    copied = list_copies(rule, endpoints)
+    copied = copy_views(rule, endpoints, lambda obj: None)
     return {key for key in unheld if by_key[key] not in copied}
 
 
@@ -224,32 +237,42 @@ def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys:
     An object listed without a copy is left out when nothing needs to sync it: the queue holds its key
     (``held``), or a second list of the copies finds one (synced while the first lists ran), as in a
     resync, so a poll that overlaps a long initial upsync does not sync its objects twice."""
-    listing = list_sides(rule, endpoints)
+    made_from = copy_views(rule, endpoints, _made_from)
+    refs: set[ObjectRef] = set()
+    changed: dict[ObjectRef, dict[str, Any]] = {}  # only what a poll hands on is held, not every object
     missing, stale = set(), set()
-    for ref, obj in listing.sources.items():
-        copy = listing.copies.get(ref)
-        if copy is None and filters.concerns(rule, obj):
-            missing.add(ref)
-        elif copy is not None and _made_from(copy) != obj["metadata"].get("resourceVersion"):
+    for ref, obj in sources(rule, endpoints):
+        refs.add(ref)
+        if ref not in made_from:
+            if filters.concerns(rule, obj):
+                missing.add(ref)
+                changed[ref] = obj
+        elif made_from[ref] != obj["metadata"].get("resourceVersion"):
             stale.add(ref)
+            changed[ref] = obj
     uncopied = _unattended(rule, endpoints, missing, held)
     keys = {ref: key_for(SYNC, rule, ref) for ref in stale | missing}
-    seen = {keys[ref]: listing.sources[ref] for ref in keys if ref in stale or keys[ref] in uncopied}
-    gone = {key_for(SYNC, rule, ref) for ref in set(listing.copies) - set(listing.sources)}
+    seen = {keys[ref]: changed[ref] for ref in keys if ref in stale or keys[ref] in uncopied}
+    gone = {key_for(SYNC, rule, ref) for ref in made_from.keys() - refs}
     return PollChanges(seen, uncopied, gone)
 
 
 def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
-    """Keys of source objects whose copy reports a status they do not show yet (the status poll)."""
-    listing = list_sides(rule, endpoints)
+    """Keys of source objects whose copy reports a status they do not show yet (the status poll): a
+    digest of each copy's status is held, the source objects are listed a page at a time."""
+    statuses = copy_views(rule, endpoints, lambda copy: digest(copy["status"]) if "status" in copy else None)
     return {
         key_for(STATUS, rule, ref)
-        for ref, copy in listing.copies.items()
-        if ref in listing.sources
-        and filters.returns_status(rule, listing.sources[ref])
-        and "status" in copy
-        and copy["status"] != listing.sources[ref].get("status")
+        for ref, obj in sources(rule, endpoints)
+        if (status := statuses.get(ref)) is not None
+        and filters.returns_status(rule, obj)
+        and status != digest(obj.get("status"))
     }
+
+
+def digest(value: Any) -> bytes:
+    """A digest of a JSON value (its keys sorted): values with equal digests are equal."""
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
 
 Finder = Callable[[SyncRule, Endpoints], set[ObjectKey]]
