@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import os
 import secrets
-import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -203,9 +202,6 @@ def bootstrap_env(tmp_path: Path) -> Iterator[BootstrapEnv]:
     finally:
         if env is not None:
             for processes in env.processes:
-                for process in processes.running.values():
-                    if process.poll() is None:  # SIGTERM first: an all-in-one stops its own children
-                        processes.kill(process, signal.SIGTERM)
                 processes.stop_all()
             redis = Redis.from_url(REDIS_URL)
             for agent in env.agents:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from syncflow.app.modes import MODES
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -43,8 +45,16 @@ class SyncflowProcesses:
         process.wait(timeout=30)
 
     def stop_all(self) -> None:
-        """Kill every process still running."""
-        for process in self.running.values():
+        """Kill every process still running. An all-in-one supervisor gets SIGTERM first and up to
+        ``STOP_GRACE`` seconds: it starts each role in a session of its own and stops them on SIGTERM,
+        where SIGKILLed it would leave them running."""
+        running = [process for process in self.running.values() if process.poll() is None]
+        for process in filter(_supervises, running):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=STOP_GRACE)
+        for process in running:
             if process.poll() is None:
                 self.kill(process)
 
@@ -58,6 +68,18 @@ class SyncflowProcesses:
             f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}"
             for p in sorted(self.log_dir.glob("*.log"))
         )
+
+
+STOP_GRACE = 20.0
+"""Seconds ``stop_all`` gives an all-in-one to stop its roles (it gives each 15 s) before killing it."""
+
+
+def _supervises(process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` is an all-in-one (``syncflow <mode>`` without ``--role`` or with
+    ``--role all``): a supervisor."""
+    args = [str(arg) for arg in process.args] if isinstance(process.args, list) else []
+    role = args[args.index("--role") + 1] if "--role" in args[:-1] else "all"
+    return len(args) > 1 and args[1] in MODES and role == "all"
 
 
 QUICK_AGENT = {
