@@ -136,9 +136,10 @@ def copy_views(
 
 
 def sources(rule: SyncRule, endpoints: Endpoints) -> Iterator[tuple[ObjectRef, dict[str, Any]]]:
-    """The rule's source objects (its label selector applied by the server) with their refs, a page at a
-    time."""
-    selector = {"labelSelector": rule.selector.labels} if rule.selector.labels else {}
+    """The rule's source objects (the label selector of ``Selector.server_labels`` applied by the server)
+    with their refs, a page at a time."""
+    labels = rule.selector.server_labels
+    selector = {"labelSelector": labels} if labels else {}
     for api in endpoints.everywhere(rule.source.endpoint):
         for obj in listed(api, rule.source.resource.path(), **selector):
             yield source_ref(rule, ObjectRef.of(obj)), obj

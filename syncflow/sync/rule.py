@@ -86,6 +86,14 @@ class Selector(SelectorTerm):
     any_of: tuple[SelectorTerm, ...] = ()
     exclude_names: tuple[str, ...] = ()
 
+    @property
+    def server_labels(self) -> str:
+        """A label selector that every object the rule selects matches, for a list to send to the API
+        server: the rule's own ``labels`` and those of its only ``any_of`` term (with several terms,
+        theirs are applied after listing); the rest of the selector is applied after listing too."""
+        only = self.any_of[0].labels if len(self.any_of) == 1 else ""
+        return ",".join(labels for labels in (self.labels, only) if labels)
+
 
 class NamingPlacement(_Frozen):
     """Target namespace and name from Go templates (publish mode's ``spec.naming``)."""

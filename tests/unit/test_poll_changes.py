@@ -8,12 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync.desired import remote_labels
 from syncflow.sync.metadata import REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOTATION
 from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 from syncflow.sync.resync import poll_changes
-from syncflow.sync.rule import IdentityPlacement, Resource, Side, SyncRule
+from syncflow.sync.rule import IdentityPlacement, Resource, Selector, SelectorTerm, Side, SyncRule
 
 THINGS = Resource(group="example.com", version="v1", kind="Thing", plural="things", namespaced=True)
 RULE = SyncRule(
@@ -51,9 +53,11 @@ class Lists:
     items: list[dict[str, Any]]
     later: list[dict[str, Any]] = field(default_factory=list)
     lists: int = 0
+    selectors: list[str] = field(default_factory=list)
 
     def get(self, path: str, **query: str) -> dict[str, Any]:
         self.lists += 1
+        self.selectors.append(query.get("labelSelector", ""))
         return {"items": self.items + (self.later if self.lists > 1 else []), "metadata": {}}
 
 
@@ -99,3 +103,25 @@ def test_an_object_the_queue_holds_is_left_to_that_run() -> None:
     changes = poll(Ends(Lists([thing("queued", "5")]), target), held=lambda keys: keys)
     assert changes.seen == {} and changes.uncopied == set()
     assert target.lists == 1, "no second list when the queue holds them all"
+
+
+@pytest.mark.parametrize(
+    ("own", "terms", "sent"),
+    [
+        ("", ("app=web",), "app=web"),
+        ("tier=edge", ("app=web",), "tier=edge,app=web"),
+        ("tier=edge", ("app=web", "app in (db, cache)"), "tier=edge"),
+        ("", ("app=web", "app=db"), ""),
+        ("", (), ""),
+    ],
+)
+def test_the_source_list_asks_the_server_for_every_label_all_selected_objects_carry(
+    own: str, terms: tuple[str, ...], sent: str
+) -> None:
+    """The rule's own labels and those of its only ``any_of`` term go to the server (a poll of an edge
+    rule then reads its selected objects, not every object of the type); the labels of several terms
+    are checked after listing."""
+    selector = Selector(labels=own, any_of=tuple(SelectorTerm(labels=labels) for labels in terms))
+    source = Lists([])
+    poll_changes(RULE.model_copy(update={"selector": selector}), Ends(source, Lists([])))  # type: ignore[arg-type]
+    assert source.selectors == [sent]
