@@ -459,7 +459,8 @@ async def run(args: argparse.Namespace) -> None:
             "\n".join(
                 [
                     f"syncflow edge, worker --workers {workers}:",
-                    f"  initial upsync    {i['rate']:8.1f} obj/s  ({i['elapsed']:.1f} s)"
+                    f"  initial upsync    {i['rate']:8.1f} obj/s  ({i['elapsed']:.1f} s from the first poll,"
+                    f" which started {i['reaction']:.1f} s after the EdgeSyncConfig)"
                     f"  ratio syncflow/baseline {i['rate'] / base['rate']:.3f}",
                     f"  API requests/obj  {i['kcp'] + i['pcluster']:8.2f}  (mailbox {i['kcp']:.2f},"
                     f" p-cluster {i['pcluster']:.2f})",
