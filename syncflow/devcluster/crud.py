@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import random
 import uuid
 from collections.abc import Callable, Iterator
@@ -79,7 +80,8 @@ class Target:
 
 @dataclass(frozen=True)
 class ListPage:
-    """One page of a list: items, the list's resourceVersion and the continue token."""
+    """One page of a list: items, the list's resourceVersion, the continue token and how many objects
+    the rest of the list holds (None when not told)."""
 
     items: list[tuple[str, Obj]]
     resource_version: int
@@ -160,24 +162,23 @@ class Objects:
         continue_token: str = "",
         visible: Callable[[str, Obj], bool] = lambda cluster, obj: True,
     ) -> ListPage:
-        """Objects matching the selectors, sorted by namespace/name, one page at a time."""
+        """Objects matching the selectors, sorted by namespace/name, one page at a time. As
+        kube-apiserver, a page of a list with selectors tells no remaining count."""
         start = _decode_continue(continue_token) if continue_token else None
-        found = [
+        found = (
             (c, o)
-            for c, o in self.store.items(cluster, rtype.group, rtype.plural, namespace)
+            for c, o in self.store.ordered(cluster, rtype.group, rtype.plural, namespace, start)
             if label_selector.matches(o["metadata"].get("labels") or {})
             and field_selector.matches(o)
             and visible(c, o)
-        ]
-        found.sort(key=_sort_key)
-        if start is not None:
-            found = [item for item in found if _sort_key(item) > start]
+        )
         rv = self.store.resource_version
-        if limit and len(found) > limit:
-            page = found[:limit]
-            token = _encode_continue(_sort_key(page[-1]), rv)
-            return ListPage(page, rv, token, len(found) - limit)
-        return ListPage(found, rv, "", None)
+        page = list(itertools.islice(found, limit)) if limit else list(found)
+        if not limit or len(page) < limit or next(found, None) is None:
+            return ListPage(page, rv, "", None)
+        selective = not (label_selector.empty and field_selector.empty)
+        remaining = None if selective else 1 + sum(1 for _ in found)
+        return ListPage(page, rv, _encode_continue(_sort_key(page[-1]), rv), remaining)
 
     @contextmanager
     def writing(self, dry_run: bool = False, field_validation: str = "Ignore") -> Iterator[Warnings]:

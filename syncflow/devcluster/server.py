@@ -496,6 +496,7 @@ class DevCluster:
         metadata: dict[str, Any] = {"resourceVersion": str(page.resource_version)}
         if page.continue_token:
             metadata["continue"] = page.continue_token
+        if page.remaining is not None:
             metadata["remainingItemCount"] = page.remaining
         return json_response(
             {"kind": t.rtype.list_kind, "apiVersion": t.api_version, "metadata": metadata, "items": items}

@@ -1,19 +1,27 @@
 """In-memory object storage with one resourceVersion counter and a bounded window of watch events.
 
 Everything runs on one asyncio event loop, so each method is atomic. Stored objects are never
-mutated after they are stored: callers build a new dict and ``put`` it.
+mutated after they are stored: callers build a new dict and ``put`` it. Each resource's names are
+also kept in order, so a page of a list starts where the last one ended (as etcd's key order lets
+kube-apiserver) instead of sorting the whole resource again for every page.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sortedcontainers import SortedList
+
 Obj = dict[str, Any]
 ResourceKey = tuple[str, str, str]  # (cluster, group, plural)
+ObjectName = tuple[str, str]  # (namespace, name)
+ListPosition = tuple[str, str, str]
+"""(namespace, name, cluster): the order in which lists serve objects across clusters."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,10 @@ class Store:
     """All objects of all clusters, the global resourceVersion and the event window."""
 
     def __init__(self, history: int = 10_000) -> None:
-        self._data: dict[ResourceKey, dict[tuple[str, str], Obj]] = {}
+        self._data: dict[ResourceKey, dict[ObjectName, Obj]] = {}
+        self._order: dict[ResourceKey, SortedList[ObjectName]] = {}
+        self._clusters: dict[tuple[str, str], set[str]] = {}
+        """(group, plural) -> the clusters holding objects of it."""
         self._history: deque[WatchEvent] = deque(maxlen=history)
         self._compacted = 0
         self._subscriptions: set[Subscription] = set()
@@ -91,36 +102,88 @@ class Store:
         self, cluster: str | None, group: str, plural: str, namespace: str | None = None
     ) -> Iterator[tuple[str, Obj]]:
         """(cluster, object) pairs of one resource; ``None`` for all clusters / namespaces."""
-        for (c, g, p), objects in self._data.items():
-            if g != group or p != plural or (cluster is not None and c != cluster):
-                continue
-            for (ns, _), obj in objects.items():
-                if namespace is None or ns == namespace:
-                    yield c, obj
+        for c in self._holding(cluster, group, plural):
+            resource = (c, group, plural)
+            objects = self._data[resource]
+            if namespace is None:
+                yield from ((c, obj) for obj in objects.values())
+            else:
+                yield from ((c, objects[key]) for key in _in_namespace(self._order[resource], namespace))
+
+    def ordered(
+        self,
+        cluster: str | None,
+        group: str,
+        plural: str,
+        namespace: str | None = None,
+        after: ListPosition | None = None,
+    ) -> Iterator[tuple[str, Obj]]:
+        """``items`` in list order (namespace, name, cluster), only those past ``after``; each step
+        costs the same however many objects come before ``after``."""
+        runs = [
+            self._ordered_run(c, group, plural, namespace, after)
+            for c in self._holding(cluster, group, plural)
+        ]
+        for _, c, obj in runs[0] if len(runs) == 1 else heapq.merge(*runs, key=lambda run: run[0]):
+            yield c, obj
+
+    def _ordered_run(
+        self, cluster: str, group: str, plural: str, namespace: str | None, after: ListPosition | None
+    ) -> Iterator[tuple[ListPosition, str, Obj]]:
+        resource = (cluster, group, plural)
+        objects, order = self._data[resource], self._order[resource]
+        keys = order.irange(after[:2]) if after is not None else iter(order)
+        if namespace is not None:
+            start = (namespace, "") if after is None else max((namespace, ""), after[:2])
+            keys = order.irange(start, (namespace + "\0", ""), inclusive=(True, False))
+        for ns, name in keys:
+            position = (ns, name, cluster)
+            if after is None or position > after:
+                yield position, cluster, objects[(ns, name)]
+
+    def _holding(self, cluster: str | None, group: str, plural: str) -> list[str]:
+        """The clusters (all, or just ``cluster``) that hold objects of a resource."""
+        holding = self._clusters.get((group, plural), set())
+        if cluster is not None:
+            return [cluster] if cluster in holding else []
+        return sorted(holding)
 
     def count(self, cluster: str, group: str, plural: str, namespace: str | None = None) -> int:
         """Number of stored objects of a resource (in a namespace)."""
         objects = self._data.get((cluster, group, plural), {})
         if namespace is None:
             return len(objects)
-        return sum(1 for ns, _ in objects if ns == namespace)
+        order = self._order.get((cluster, group, plural))
+        return 0 if order is None else sum(1 for _ in _in_namespace(order, namespace))
 
     def put(self, cluster: str, group: str, plural: str, obj: Obj, old: Obj | None) -> Obj:
         """Store ``obj`` (created if ``old`` is None) under a new resourceVersion and emit the event."""
         rv = self._bump()
         obj["metadata"]["resourceVersion"] = str(rv)
         meta = obj["metadata"]
-        self._data.setdefault((cluster, group, plural), {})[(meta.get("namespace", ""), meta["name"])] = obj
+        resource, key = (cluster, group, plural), (meta.get("namespace", ""), meta["name"])
+        objects = self._data.setdefault(resource, {})
+        if key not in objects:
+            self._order.setdefault(resource, SortedList()).add(key)
+            self._clusters.setdefault((group, plural), set()).add(cluster)
+        objects[key] = obj
         self._emit(WatchEvent(rv, cluster, group, plural, "ADDED" if old is None else "MODIFIED", obj, old))
         return obj
 
     def remove(self, cluster: str, group: str, plural: str, obj: Obj) -> Obj:
         """Delete ``obj``; the DELETED event carries its last state under a new resourceVersion."""
         meta = obj["metadata"]
-        objects = self._data.get((cluster, group, plural), {})
-        objects.pop((meta.get("namespace", ""), meta["name"]), None)
+        resource, key = (cluster, group, plural), (meta.get("namespace", ""), meta["name"])
+        objects = self._data.get(resource, {})
+        if objects.pop(key, None) is not None:
+            self._order[resource].remove(key)
         if not objects:
-            self._data.pop((cluster, group, plural), None)
+            self._data.pop(resource, None)
+            self._order.pop(resource, None)
+            holding = self._clusters.get((group, plural), set())
+            holding.discard(cluster)
+            if not holding:
+                self._clusters.pop((group, plural), None)
         rv = self._bump()
         final = {**obj, "metadata": {**meta, "resourceVersion": str(rv)}}
         self._emit(WatchEvent(rv, cluster, group, plural, "DELETED", final, obj))
@@ -178,3 +241,11 @@ class Store:
             # from its last resourceVersion finds the events it missed in the history, or 410 Gone
             # once they have left it.
             self._end(sub)
+
+
+def _in_namespace(order: SortedList[ObjectName], namespace: str) -> Iterator[ObjectName]:
+    """The names of ``order`` in ``namespace``, in order."""
+    names: Iterator[ObjectName] = order.irange(
+        (namespace, ""), (namespace + "\0", ""), inclusive=(True, False)
+    )
+    return names

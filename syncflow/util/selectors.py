@@ -303,6 +303,11 @@ class FieldSelector:
                 raise SelectorError(f"field label not supported: {term.field}")
         return cls(tuple(terms))
 
+    @property
+    def empty(self) -> bool:
+        """Whether this selector selects everything."""
+        return not self.terms
+
     def matches(self, obj: Mapping[str, Any]) -> bool:
         """Whether every term holds for ``obj``."""
         return all(t.matches(obj) for t in self.terms)

@@ -78,6 +78,19 @@ def test_pagination_with_limit_and_continue(labelled: client.CoreV1Api, namespac
     assert int(first.metadata.resource_version) > 0
 
 
+def test_paged_list_with_a_selector_tells_no_remaining_count(
+    labelled: client.CoreV1Api, namespace: str
+) -> None:
+    # as kube-apiserver: the rest of a filtered list is unknown until it is read
+    first = labelled.list_namespaced_config_map(namespace, limit=1, label_selector="tier")
+    assert [c.metadata.name for c in first.items] == ["a"]
+    assert first.metadata._continue and first.metadata.remaining_item_count is None
+    rest = labelled.list_namespaced_config_map(
+        namespace, limit=1, label_selector="tier", _continue=first.metadata._continue
+    )
+    assert [c.metadata.name for c in rest.items] == ["b"] and not rest.metadata._continue
+
+
 def test_watch_resumes_from_resource_version(api_client: client.ApiClient, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
     start = core.list_namespaced_config_map(namespace).metadata.resource_version
