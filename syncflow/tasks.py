@@ -42,14 +42,29 @@ R = TypeVar("R")
 
 
 KEYS_PER_MESSAGE = 8
-"""Most keys one message carries. A task runs its keys one after another, each claimed, leased,
-logged and acknowledged on its own, so a message's last key waits for the others: 8 keys of a
-typical sync (10-20 ms each) add at most ~0.15 s, and spread Celery's per-message cost over 8."""
+"""Most keys a message of a small send carries. A task runs its keys one after another, each claimed,
+leased, logged and acknowledged on its own, so a message's last key waits for the others: 8 keys of
+a typical sync (10-20 ms each) add at most ~0.15 s, and spread Celery's per-message cost over 8."""
+MESSAGES_PER_SEND = 16
+"""A large send (a poll's, relist's or resync's many keys) goes out in this many messages, enough
+for as many worker processes to share it; their keys wait for a backlog anyway, so fewer messages
+only save Celery's cost per message (about 1 ms to publish and as much to deliver)."""
+MAX_KEYS_PER_MESSAGE = 64
+"""Most keys any message carries."""
+ARGS_SHOWN = 16_384
+"""Characters of a message's keys its task shows as arguments (Flower, task events): 64 keys of 250
+characters. Celery's default, 1,024, would hide most keys of a large message."""
+
+
+def keys_per_message(keys: int) -> int:
+    """How many keys each message of a send of ``keys`` keys (of one task and Celery queue) carries."""
+    return min(MAX_KEYS_PER_MESSAGE, max(KEYS_PER_MESSAGE, -(-keys // MESSAGES_PER_SEND)))
 
 
 class CeleryPublisher:
     """Publishes keyed-task messages through a Celery app (one pooled producer per batch): keys of
-    the same task and Celery queue go together, up to ``KEYS_PER_MESSAGE`` per message."""
+    the same task and Celery queue go together, ``keys_per_message`` per message. A task shows up to
+    ``ARGS_SHOWN`` characters of its keys as its arguments, so Flower finds it by any of its keys."""
 
     def __init__(self, app: Celery) -> None:
         self.app = app
@@ -58,10 +73,12 @@ class CeleryPublisher:
         grouped: dict[tuple[str, str], list[str]] = {}
         for key, queue in messages:
             grouped.setdefault((key.task_name, queue), []).append(str(key))
+        self.app.amqp.argsrepr_maxsize = ARGS_SHOWN
         with self.app.producer_or_acquire() as producer:
             for (task_name, queue), keys in grouped.items():
-                for i in range(0, len(keys), KEYS_PER_MESSAGE):
-                    chunk = keys[i : i + KEYS_PER_MESSAGE]
+                size = keys_per_message(len(keys))
+                for i in range(0, len(keys), size):
+                    chunk = keys[i : i + size]
                     self.app.send_task(task_name, args=chunk, queue=queue, producer=producer)
 
 

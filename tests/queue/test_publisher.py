@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from redis import Redis
 
 from syncflow.config import load_settings
 from syncflow.queue.broker import message_keys
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import broker_prefix
-from syncflow.tasks import KEYS_PER_MESSAGE, CeleryPublisher, create_app
+from syncflow.tasks import (
+    KEYS_PER_MESSAGE,
+    MAX_KEYS_PER_MESSAGE,
+    CeleryPublisher,
+    create_app,
+    keys_per_message,
+)
 from tests.queue.conftest import REAL_REDIS_URL, delete_agent_keys, unique_agent
 
 
@@ -35,3 +42,34 @@ def test_keys_of_one_task_and_queue_are_packed_into_few_real_messages() -> None:
         "status": [[status]],
         "sync-bulk": [[syncs[0]]],
     }
+
+
+@pytest.mark.parametrize(
+    ("keys", "per_message"),
+    [
+        (1, KEYS_PER_MESSAGE),
+        (128, KEYS_PER_MESSAGE),
+        (129, 9),
+        (1000, 63),
+        (1024, MAX_KEYS_PER_MESSAGE),
+        (10**5, 64),
+    ],
+)
+def test_a_large_send_goes_in_few_larger_messages(keys: int, per_message: int) -> None:
+    assert keys_per_message(keys) == per_message
+
+
+def test_a_large_message_shows_every_key_as_its_arguments() -> None:
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    redis = Redis.from_url(REAL_REDIS_URL)
+    syncs = [ObjectKey("sync", "rule", "root:org:workspace", "namespace", f"object-{i}") for i in range(1024)]
+    try:
+        CeleryPublisher(create_app(settings))([(key, "sync-bulk") for key in syncs])
+        raw = redis.lrange(broker_prefix(settings.agent_name) + "sync-bulk", 0, -1)
+        messages = [json.loads(message) for message in reversed(raw)]
+    finally:
+        delete_agent_keys(redis, settings.agent_name)
+        redis.close()
+    assert [len(message_keys(m)) for m in messages] == [MAX_KEYS_PER_MESSAGE] * 16
+    shown = messages[0]["headers"]["argsrepr"]
+    assert "..." not in shown and str(syncs[MAX_KEYS_PER_MESSAGE - 1]) in shown
