@@ -45,6 +45,10 @@ HELPERS = 4
 """Threads with which a task runs keys it queued itself (``help_run``): a poll's new objects."""
 HELP_SECONDS = 10.0
 """How long a task starts keys it queued itself: a long backlog stays with the worker pool."""
+CHECK_HELD_ABOVE = 8
+"""A message of more keys (a large send: a poll's, relist's or resync's) first asks, in one call, which
+of them their queues still hold: the others are stale (run by a task that helped, or by an earlier
+copy of the message) and skipped without a claim each."""
 
 _LEVELS = {
     Outcome.OK: logging.INFO,
@@ -95,15 +99,37 @@ def run_message(
     its time; the keys it does not reach go back to the broker in a new message."""
     limit = service.settings.task_time_limit
     with _task_started() as started:
-        return _run_keys(
-            service,
-            renewer,
-            handler,
-            raw_keys,
-            token,
-            started + limit * START_SHARE,
-            lambda rest: _resend(service, rest, celery_queue),
+        stale = _not_held(service, raw_keys) if len(raw_keys) > CHECK_HELD_ABOVE else set()
+        ran = iter(
+            _run_keys(
+                service,
+                renewer,
+                handler,
+                [raw for raw in raw_keys if raw not in stale],
+                token,
+                started + limit * START_SHARE,
+                lambda rest: _resend(service, rest, celery_queue),
+            )
         )
+        reports: list[RunReport] = []
+        for raw in raw_keys:  # in the message's order, up to the first key not started in time
+            report = RunReport(Claim.STALE.value) if raw in stale else next(ran, None)
+            if report is None:
+                break
+            reports.append(report)
+        return reports
+
+
+def _not_held(service: QueueService, raw_keys: Sequence[str]) -> set[str]:
+    """The keys of a message that their queues no longer hold (one call per queue): a claim would
+    find each stale."""
+    keys = {key for raw in raw_keys if (key := _parsed(raw)) is not None}
+    stale = {str(key) for key in keys - service.held(keys)}
+    if stale:
+        log_event(
+            logger, "task.skipped", level=logging.DEBUG, key=min(stale), keys=len(stale), reason="stale"
+        )
+    return stale
 
 
 def help_run(

@@ -222,6 +222,33 @@ def test_a_message_claims_each_later_key_in_the_previous_keys_done(
     assert calls == ["claim", "claim", "claim", "done_claim", "done"]
 
 
+def test_a_large_message_skips_the_keys_no_longer_held_without_claiming_them(
+    service: QueueService, renewer: LeaseRenewer
+) -> None:
+    """Above ``CHECK_HELD_ABOVE`` keys, one ``held`` call finds the keys already run elsewhere: each
+    is reported stale in its place, and only the others are claimed."""
+    many = [
+        ObjectKey("sync", "rule", "root:ws", "ns", f"big-{i}") for i in range(execute.CHECK_HELD_ABOVE + 4)
+    ]
+    queue = service.queues["sync"]
+    service.add_many(many)
+    run_message(service, renewer, lambda key: None, [str(k) for k in many[::2]], "helper", "sync")
+    calls: list[str] = []
+    counted = {
+        name: _counting(getattr(queue._scripts, name), name, calls)
+        for name in ("claim", "done_claim", "held")
+    }
+    queue._scripts = dataclasses.replace(queue._scripts, **counted)
+    seen: list[ObjectKey] = []
+    reports = run_message(service, renewer, seen.append, [str(k) for k in many], "pool", "sync")
+    assert [r.outcome for r in reports] == ["stale", "ok"] * (len(many) // 2)
+    assert seen == many[1::2]
+    assert calls[:2] == ["held", "claim"] and calls.count("claim") == 1, (
+        "one claim, then each done claims the next"
+    )
+    assert queue.stats().pending == 0
+
+
 def test_a_message_that_fails_after_claiming_its_next_key_gives_that_key_back(
     redis: Redis, settings: Settings, renewer: LeaseRenewer
 ) -> None:
