@@ -45,10 +45,14 @@ HELPERS = 4
 """Threads with which a task runs keys it queued itself (``help_run``): a poll's new objects."""
 HELP_SECONDS = 10.0
 """How long a task starts keys it queued itself: a long backlog stays with the worker pool."""
-CHECK_HELD_ABOVE = 8
-"""A message of more keys (a large send: a poll's, relist's or resync's) first asks, in one call, which
-of them their queues still hold: the others are stale (run by a task that helped, or by an earlier
-copy of the message) and skipped without a claim each."""
+LARGE_MESSAGE = 8
+"""A message of more keys comes from a large send (a poll's, relist's or resync's). It first asks, in
+one call, which of its keys their queues still hold: the others are stale (run by a task that helped,
+or by an earlier copy of the message) and skipped without a claim each. It starts keys for
+``SLICE`` seconds at most, then puts the rest back in the broker in a new message."""
+SLICE = 0.15
+"""Seconds a large message starts keys for: a change queued meanwhile waits no longer behind it than
+behind a message of 8 keys (10-20 ms each)."""
 
 _LEVELS = {
     Outcome.OK: logging.INFO,
@@ -96,10 +100,13 @@ def run_message(
     """Process the keys of one message delivered on ``celery_queue``, one after another, leasing them
     with ``token`` (``run_token`` of the Celery task id); returns a report per key started. A key's
     ``done`` also claims the next key (one round trip) while the message is within ``START_SHARE`` of
-    its time; the keys it does not reach go back to the broker in a new message."""
+    its time (``SLICE`` for a large message); the keys it does not reach go back to the broker in a
+    new message."""
     limit = service.settings.task_time_limit
     with _task_started() as started:
-        stale = _not_held(service, raw_keys) if len(raw_keys) > CHECK_HELD_ABOVE else set()
+        large = len(raw_keys) > LARGE_MESSAGE
+        stale = _not_held(service, raw_keys) if large else set()
+        start_by = started + limit * START_SHARE
         ran = iter(
             _run_keys(
                 service,
@@ -107,8 +114,8 @@ def run_message(
                 handler,
                 [raw for raw in raw_keys if raw not in stale],
                 token,
-                started + limit * START_SHARE,
-                lambda rest: _resend(service, rest, celery_queue),
+                min(start_by, started + SLICE) if large else start_by,
+                lambda rest: _resend(service, rest, celery_queue, logging.DEBUG if large else logging.INFO),
             )
         )
         reports: list[RunReport] = []
@@ -206,12 +213,12 @@ def _run_keys(
     return reports
 
 
-def _resend(service: QueueService, raw_keys: Sequence[str], celery_queue: str) -> None:
+def _resend(service: QueueService, raw_keys: Sequence[str], celery_queue: str, level: int) -> None:
     """Put the keys a message's time did not reach back in the broker (invalid ones have their line)."""
     keys = [key for raw in raw_keys if (key := _parsed(raw)) is not None]
     if keys:
         service.resend(keys, celery_queue)
-        log_event(logger, "task.resent", key=str(keys[0]), keys=len(keys), queue=celery_queue)
+        log_event(logger, "task.resent", level=level, key=str(keys[0]), keys=len(keys), queue=celery_queue)
 
 
 def _parsed(raw_key: str) -> ObjectKey | None:

@@ -223,13 +223,12 @@ def test_a_message_claims_each_later_key_in_the_previous_keys_done(
 
 
 def test_a_large_message_skips_the_keys_no_longer_held_without_claiming_them(
-    service: QueueService, renewer: LeaseRenewer
+    service: QueueService, renewer: LeaseRenewer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Above ``CHECK_HELD_ABOVE`` keys, one ``held`` call finds the keys already run elsewhere: each
+    """Above ``LARGE_MESSAGE`` keys, one ``held`` call finds the keys already run elsewhere: each
     is reported stale in its place, and only the others are claimed."""
-    many = [
-        ObjectKey("sync", "rule", "root:ws", "ns", f"big-{i}") for i in range(execute.CHECK_HELD_ABOVE + 4)
-    ]
+    monkeypatch.setattr(execute, "SLICE", 60.0)  # a busy machine must not cut this message short
+    many = [ObjectKey("sync", "rule", "root:ws", "ns", f"big-{i}") for i in range(execute.LARGE_MESSAGE + 4)]
     queue = service.queues["sync"]
     service.add_many(many)
     run_message(service, renewer, lambda key: None, [str(k) for k in many[::2]], "helper", "sync")
@@ -303,6 +302,23 @@ def test_keys_a_message_could_not_start_in_time_go_back_to_the_broker(
     assert service.queues["sync"].stats().pending == 3, "the resent keys are still pending work"
     later = run_message(service, renewer, lambda key: None, [str(k) for k in KEYS[1:]], "b", "sync-bulk")
     assert [r.outcome for r in later] == ["ok"] * 3
+
+
+def test_a_large_message_starts_keys_for_a_slice_then_resends_the_rest(
+    service: QueueService, renewer: LeaseRenewer, sent: Sent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change queued behind a large message waits no longer than behind a small one: past ``SLICE``
+    the message's keys not started go back to the broker, still pending; a small message runs on."""
+    monkeypatch.setattr(execute, "SLICE", 0.0)
+    many = [ObjectKey("sync", "rule", "root:ws", "ns", f"big-{i}") for i in range(execute.LARGE_MESSAGE + 1)]
+    service.add_many(many)
+    sent.clear()
+    reports = run_message(service, renewer, lambda key: None, [str(k) for k in many], "a", "sync-bulk")
+    assert [r.outcome for r in reports] == ["ok"], "the first key always starts"
+    assert sent == [(key, "sync-bulk") for key in many[1:]]
+    assert service.queues["sync"].stats().pending == len(many) - 1
+    small = run_message(service, renewer, lambda key: None, [str(k) for k in many[1:]], "b", "sync-bulk")
+    assert [r.outcome for r in small] == ["ok"] * execute.LARGE_MESSAGE
 
 
 def test_a_hard_time_limit_backs_off_the_running_key_and_resends_the_others(
