@@ -24,7 +24,7 @@ from syncflow.kube import kubeconfigs
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
-from tests.support.devcluster import VENV_BIN, DevclusterProcess, Kubectl, start_devcluster
+from tests.support.devcluster import VENV_BIN, DevclusterProcess, Kubectl, start_devcluster, stop_together
 from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 
 REDIS_URL = os.environ.get("SYNCFLOW_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -207,9 +207,7 @@ def bootstrap_env(tmp_path: Path) -> Iterator[BootstrapEnv]:
             for agent in env.agents:
                 forget_agent(redis, agent)
             redis.close()
-        if cluster_dc is not None:
-            cluster_dc.stop()
-        kcp_dc.stop()
+        stop_together(cluster_dc, kcp_dc)
 
 
 def unique(prefix: str) -> str:

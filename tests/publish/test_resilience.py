@@ -33,7 +33,14 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PublishEnv]:
     with publish_environment(
         tmp_path_factory.mktemp("resilience"),
         kcp_through_proxy=True,
-        settings={"SYNCFLOW_RESYNC_PERIOD": "3"},
+        settings={
+            "SYNCFLOW_RESYNC_PERIOD": "3",
+            # the keys a SIGKILLed worker leased, and the messages it held, come back after the lease
+            # and the pump's grace: shorter than QUICK_AGENT's (time limit < lease, grace <= lease)
+            "SYNCFLOW_TASK_TIME_LIMIT": "5",
+            "SYNCFLOW_LEASE_TTL": "7",
+            "SYNCFLOW_PUMP_GRACE": "5",
+        },
     ) as environment:
         yield environment
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import copy
 import functools
 import json
 import os
@@ -110,9 +109,16 @@ def celery_message(key: ObjectKey, queue: str) -> str:
     return celery_message_keys([key], queue)
 
 
+@functools.cache
+def _template_text() -> str:
+    """The template as JSON: parsing it gives a fresh copy several times faster than a deep copy, which
+    counts when a test stores 100k messages."""
+    return json.dumps(celery_message_template())
+
+
 def celery_message_keys(keys: Sequence[ObjectKey], queue: str) -> str:
     """The stored message of a task carrying ``keys`` on ``queue`` (the real template, re-keyed)."""
-    message = copy.deepcopy(celery_message_template())
+    message: dict[str, Any] = json.loads(_template_text())
     task_id = str(uuid.uuid4())
     body = json.loads(base64.b64decode(message["body"]))
     body[0] = [str(key) for key in keys]

@@ -233,7 +233,9 @@ def attempts(live: Live, key: ObjectKey) -> int:
 def test_a_key_that_hits_the_hard_time_limit_backs_off_and_never_parks(
     make_live: Callable[..., Live],
 ) -> None:
-    live = make_live(max_attempts=2)
+    # Each of the four runs lasts the whole time limit: keep it short. The lease keeps its 3 s, so the
+    # released lease has as long as before to be let go before it could expire.
+    live = make_live(max_attempts=2, task_time_limit=1)
     live.processes.worker()
     live.processes.beat()
     key = ObjectKey("hang", "limits", "root:ws", "", "stuck")
@@ -247,7 +249,9 @@ def test_a_key_that_hits_the_hard_time_limit_backs_off_and_never_parks(
 
 
 def test_a_key_that_kills_its_worker_process_every_time_is_parked(make_live: Callable[..., Live]) -> None:
-    live = make_live(max_attempts=2)
+    # Each strike is a lease that expires: a short lease (and so a short time limit, which must be
+    # shorter) brings both strikes sooner.
+    live = make_live(max_attempts=2, task_time_limit=1, lease_ttl=1.5)
     live.processes.worker()
     live.processes.beat()
     key = ObjectKey("poison", "limits", "root:ws", "", "oom")
@@ -262,7 +266,9 @@ def test_a_key_that_kills_its_worker_process_every_time_is_parked(make_live: Cal
 
 
 def test_beat_without_workers_keeps_the_periodic_queue_bounded(make_live: Callable[..., Live]) -> None:
-    live = make_live()
+    # Short periods add beat entries that tick many times a second (the pump alone ticks once a
+    # second): the periodic queue fills and ticks are skipped within seconds, not after 15.
+    live = make_live(status_period=0.2, upsync_period=0.2)
     live.processes.start("beat", "beat", "-s", str(live.processes.log_dir / "beat-schedule"), "-l", "DEBUG")
     log = live.processes.log_dir / "beat.log"
 

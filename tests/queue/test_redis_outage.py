@@ -37,7 +37,9 @@ def ticks_after(log: Path, marker: str) -> int:
 def test_a_redis_outage_is_one_line_each_way_and_the_processes_recover_without_a_restart(
     make_live: Callable[..., Live], redis_server: RedisServer
 ) -> None:
-    live = make_live(redis_url=redis_server.url)
+    # beat then ticks several times a second (pump, status-poll, poll-tick), not once: the five ticks
+    # into the outage, and the first one after it, come sooner
+    live = make_live(redis_url=redis_server.url, status_period=0.5, upsync_period=0.5)
     worker, beat = live.processes.worker(), live.processes.beat()
     worker_log, beat_log = (live.processes.log_dir / f"{name}.log" for name in ("worker", "beat"))
     before = ObjectKey("rec", "outage", "root:ws", "", "before")

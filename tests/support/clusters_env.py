@@ -23,7 +23,7 @@ from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from syncflow.runtime.stack import free_port
-from tests.support.devcluster import DevclusterProcess, start_devcluster
+from tests.support.devcluster import DevclusterProcess, start_devcluster, stop_together
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.redis import session_redis_url
 from tests.support.waiting import wait_for
@@ -206,10 +206,12 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
         env = ClustersEnv(kcp, kcp_dc.kubeconfig, agent, agent_name, redis, work)
         yield env
     finally:
+        physicals = list(env.physical.values()) if env is not None else []
         if env is not None:
             env.agent.stop_all()
-            for physical in env.physical.values():
-                physical.stop()
+        stop_together(*(physical.process for physical in physicals))
+        for physical in physicals:
+            physical.stop()
         forget_agent(redis, agent_name)
         redis.close()
         kcp_dc.stop()

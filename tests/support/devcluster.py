@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ class DevclusterProcess:
     kubeconfig: Path
     process: subprocess.Popen[str]
     token: str | None
+    terminated: bool = field(default=False, repr=False)
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """An SSL context trusting the CA the server wrote into its kubeconfig (None: it serves HTTP)."""
@@ -49,15 +51,32 @@ class DevclusterProcess:
         data = cluster.get("certificate-authority-data")
         return ssl.create_default_context(cadata=base64.b64decode(data).decode()) if data else None
 
+    def terminate(self) -> None:
+        """Ask the server to stop (SIGTERM to its process group, once) without waiting for it."""
+        if not self.terminated and self.process.poll() is None:
+            self.terminated = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+
     def stop(self) -> None:
         """Stop the server and its process group."""
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.terminate()
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+
+
+def stop_together(*servers: DevclusterProcess | None) -> None:
+    """``stop`` every server given (None: one never started), all asked to stop first: a server with
+    clients connected takes about a second to shut down, and several then take it side by side."""
+    started = [server for server in servers if server is not None]
+    for server in started:
+        server.terminate()
+    for server in started:
+        server.stop()
 
 
 def start_devcluster(workdir: Path, *extra: str, token: str | None = None) -> DevclusterProcess:

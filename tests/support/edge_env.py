@@ -20,7 +20,7 @@ from redis import Redis
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
-from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
+from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster, stop_together
 from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.redis import session_redis_url
@@ -144,6 +144,4 @@ def edge_environment(work: Path) -> Iterator[EdgeEnv]:
         redis.close()
         if proxy is not None:
             proxy.close()
-        if pcluster_dc is not None:
-            pcluster_dc.stop()
-        kcp_dc.stop()
+        stop_together(pcluster_dc, kcp_dc)

@@ -25,7 +25,7 @@ from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
 from syncflow.runtime.stack import free_port
 from syncflow.sync.naming import sha1_hex
-from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster
+from tests.support.devcluster import DevclusterProcess, kubeconfig_for, start_devcluster, stop_together
 from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.redis import session_redis_url
@@ -217,6 +217,7 @@ def publish_environment(
         cleanup.callback(service_dc.stop)
         kcp_dc = start_devcluster(work / "kcp", *kcp_args)
         cleanup.callback(kcp_dc.stop)
+        cleanup.callback(stop_together, service_dc, kcp_dc)
         redis = Redis.from_url(session_redis_url())
         cleanup.callback(redis.close)
         cleanup.callback(forget_agent, redis, agent_name)

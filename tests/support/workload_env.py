@@ -17,7 +17,7 @@ from redis import Redis
 from syncflow.kube.clients import for_cluster, load_client
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.queue.layout import forget_agent
-from tests.support.devcluster import kubeconfig_for, start_devcluster
+from tests.support.devcluster import kubeconfig_for, start_devcluster, stop_together
 from tests.support.processes import QUICK_AGENT, REPO, SyncflowProcesses
 from tests.support.proxy import TcpProxy
 from tests.support.redis import session_redis_url
@@ -174,6 +174,7 @@ def workload_stack(work: Path) -> Iterator[WorkloadStack]:
         cleanup.callback(kcp_dc.stop)
         physical_dc = start_devcluster(work / "physical")
         cleanup.callback(physical_dc.stop)
+        cleanup.callback(stop_together, kcp_dc, physical_dc)
         proxy = TcpProxy(physical_dc.url)
         cleanup.callback(proxy.close)
         root = JsonApi(load_client(str(kcp_dc.kubeconfig)))
