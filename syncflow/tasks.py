@@ -24,7 +24,7 @@ from syncflow.app.schedule import beat_schedule, housekeeping_tasks
 from syncflow.config import Settings
 from syncflow.metrics import record as metrics
 from syncflow.queue.celeryconf import celery_config
-from syncflow.queue.execute import Handler, help_run, out_of_time, run_message, run_token
+from syncflow.queue.execute import KEYS_PER_MESSAGE, Handler, help_run, out_of_time, run_message, run_token
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals
@@ -41,10 +41,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-KEYS_PER_MESSAGE = 8
-"""Most keys a message of a small send carries. A task runs its keys one after another, each claimed,
-leased, logged and acknowledged on its own, so a message's last key waits for the others: 8 keys of
-a typical sync (10-20 ms each) add at most ~0.15 s, and spread Celery's per-message cost over 8."""
 MESSAGES_PER_SEND = 16
 """A large send (a poll's, relist's or resync's many keys) goes out in this many messages, enough
 for as many worker processes to share it; their keys wait for a backlog anyway, so fewer messages
