@@ -381,7 +381,8 @@ def test_deleting_the_root_deletes_its_shards_and_an_opted_out_root_has_none(
     env.kcp.delete(f"{DEPLOYMENTS}/shop")
     for cluster in ("east", "north", "west"):
         path = f"{DEPLOYMENTS}/shop--{cluster}"
-        wait_for(lambda p=path: not env.kcp.exists(p), timeout=30, what=f"{path} deleted in kcp")
+        # 60 s: a key still leased by a worker the previous test stopped waits out its 30 s lease
+        wait_for(lambda p=path: not env.kcp.exists(p), timeout=60, what=f"{path} deleted in kcp")
         _gone(env, cluster, path)
     env.kcp.create(DEPLOYMENTS, deployment("cart", 2))
     _split_is(env, "cart", {"east": 1, "north": 1, "west": 0})
