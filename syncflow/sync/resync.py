@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import orjson
 from redis import Redis
 
+from syncflow.kube import snapshots
 from syncflow.kube.jsonapi import JsonApi
 from syncflow.kube.refs import ObjectRef
 from syncflow.mutation.base import MutationError
@@ -231,6 +232,9 @@ class PollChanges:
     seen: dict[ObjectKey, dict[str, Any]]
     uncopied: set[ObjectKey]
     gone: set[ObjectKey]
+    unseen: set[ObjectKey]
+    """Keys of changed objects past the first ``MAX_SNAPSHOTS``: handed on without their object (the
+    queue would keep no more snapshots), so their syncs read them."""
 
 
 def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys: set()) -> PollChanges:
@@ -240,22 +244,27 @@ def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys:
     resync, so a poll that overlaps a long initial upsync does not sync its objects twice."""
     made_from = copy_views(rule, endpoints, _made_from)
     refs: set[ObjectRef] = set()
-    changed: dict[ObjectRef, dict[str, Any]] = {}  # only what a poll hands on is held, not every object
+    # only what a poll hands on is held, not every object, and at most as many as the queue keeps
+    changed: dict[ObjectRef, dict[str, Any]] = {}
     missing, stale = set(), set()
     for ref, obj in sources(rule, endpoints):
         refs.add(ref)
         if ref not in made_from:
-            if filters.concerns(rule, obj):
-                missing.add(ref)
-                changed[ref] = obj
+            if not filters.concerns(rule, obj):
+                continue
+            missing.add(ref)
         elif made_from[ref] != obj["metadata"].get("resourceVersion"):
             stale.add(ref)
+        else:
+            continue
+        if len(changed) < snapshots.MAX_SNAPSHOTS:
             changed[ref] = obj
     uncopied = _unattended(rule, endpoints, missing, held)
     keys = {ref: key_for(SYNC, rule, ref) for ref in stale | missing}
-    seen = {keys[ref]: changed[ref] for ref in keys if ref in stale or keys[ref] in uncopied}
+    wanted = {keys[ref]: ref for ref in keys if ref in stale or keys[ref] in uncopied}
+    seen = {key: changed[ref] for key, ref in wanted.items() if ref in changed}
     gone = {key_for(SYNC, rule, ref) for ref in made_from.keys() - refs}
-    return PollChanges(seen, uncopied, gone)
+    return PollChanges(seen, uncopied, gone, wanted.keys() - seen.keys())
 
 
 def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:

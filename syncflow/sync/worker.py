@@ -253,11 +253,11 @@ class RuleWorker:
         if s is None:
             return
         changes = resync_mod.poll_changes(s.rule, self.endpoints, held)
-        if changes.gone:
-            enqueue(changes.gone)
+        if changes.gone or changes.unseen:
+            enqueue(changes.gone | changes.unseen)
         if changes.seen:
             add_seen(changes.seen, s.rule.source.endpoint, changes.uncopied)
-        enqueued = len(changes.seen) + len(changes.gone)
+        enqueued = len(changes.seen) + len(changes.gone) + len(changes.unseen)
         log_event(logger, "resync.done", rule=s.rule.name, kind="poll", enqueued=enqueued)
         if changes.seen:
             help_run(list(changes.seen))

@@ -125,3 +125,17 @@ def test_the_source_list_asks_the_server_for_every_label_all_selected_objects_ca
     source = Lists([])
     poll_changes(RULE.model_copy(update={"selector": selector}), Ends(source, Lists([])))  # type: ignore[arg-type]
     assert source.selectors == [sent]
+
+
+def test_past_the_queues_snapshot_limit_objects_are_handed_on_by_key_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A poll holds no more objects than the queue keeps snapshots of: the rest are named by key and
+    their syncs read them, so a first poll of a million objects holds a bounded number."""
+    monkeypatch.setattr("syncflow.kube.snapshots.MAX_SNAPSHOTS", 2)
+    sources = [thing(f"new-{i}", "5") for i in range(3)] + [thing("changed", "7"), thing("same", "3")]
+    changes = poll(Ends(Lists(sources), Lists([copy_of("changed", "6"), copy_of("same", "3")])))
+    assert len(changes.seen) == 2 and all(obj is not None for obj in changes.seen.values())
+    assert set(changes.seen) | changes.unseen == {key("new-0"), key("new-1"), key("new-2"), key("changed")}
+    assert not set(changes.seen) & changes.unseen
+    assert changes.uncopied == {key("new-0"), key("new-1"), key("new-2")}
