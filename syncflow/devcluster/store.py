@@ -132,10 +132,10 @@ class Store:
     ) -> Iterator[tuple[ListPosition, str, Obj]]:
         resource = (cluster, group, plural)
         objects, order = self._data[resource], self._order[resource]
-        keys = order.irange(after[:2]) if after is not None else iter(order)
         if namespace is not None:
-            start = (namespace, "") if after is None else max((namespace, ""), after[:2])
-            keys = order.irange(start, (namespace + "\0", ""), inclusive=(True, False))
+            keys = _in_namespace(order, namespace, after[:2] if after is not None else None)
+        else:
+            keys = order.irange(after[:2]) if after is not None else iter(order)
         for ns, name in keys:
             position = (ns, name, cluster)
             if after is None or position > after:
@@ -243,9 +243,10 @@ class Store:
             self._end(sub)
 
 
-def _in_namespace(order: SortedList[ObjectName], namespace: str) -> Iterator[ObjectName]:
-    """The names of ``order`` in ``namespace``, in order."""
-    names: Iterator[ObjectName] = order.irange(
-        (namespace, ""), (namespace + "\0", ""), inclusive=(True, False)
-    )
+def _in_namespace(
+    order: SortedList[ObjectName], namespace: str, start: ObjectName | None = None
+) -> Iterator[ObjectName]:
+    """The names of ``order`` in ``namespace``, in order, from ``start`` (included) when it is later."""
+    first = (namespace, "") if start is None else max((namespace, ""), start)
+    names: Iterator[ObjectName] = order.irange(first, (namespace + "\0", ""), inclusive=(True, False))
     return names
