@@ -209,12 +209,9 @@ def clusters_environment(work: Path) -> Iterator[ClustersEnv]:
         physicals = list(env.physical.values()) if env is not None else []
         if env is not None:
             env.agent.stop_all()
-        stop_together(*(physical.process for physical in physicals))
-        for physical in physicals:
-            physical.stop()
+        stop_together(*(physical.process for physical in physicals), kcp_dc)
         forget_agent(redis, agent_name)
         redis.close()
-        kcp_dc.stop()
 
 
 LABEL = "workloads.kcp.dev/cluster"
