@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -45,8 +46,44 @@ class StepError(RuntimeError):
         self.logs = tuple(logs)
 
 
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+DEFAULT_EPHEMERAL_RANGE = (32768, 60999)  # Linux's default; also clear of the IANA range 49152-65535
+LOWEST_CHOSEN_PORT = 15000  # below it sit the ports that well-known services listen on
+_handed_out: set[int] = set()
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel hands to a bind to port 0 and to outgoing connections (inclusive)."""
+    try:
+        low, high = EPHEMERAL_RANGE_FILE.read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return DEFAULT_EPHEMERAL_RANGE
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def free_port() -> int:
-    """A TCP port on loopback that is free right now."""
+    """A TCP port on loopback that is free right now, for a child to listen on later.
+
+    The port lies below the kernel's ephemeral range, so no bind to port 0 (a devcluster, a private
+    redis-server) and no outgoing connection can take it before the child binds it; this process
+    never hands out the same port twice. Where the ephemeral range leaves no room, the kernel chooses.
+    """
+    low, _ = ephemeral_range()
+    choices = range(LOWEST_CHOSEN_PORT, low)
+    for _ in range(min(len(choices), 200)):
+        port = random.choice(choices)
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

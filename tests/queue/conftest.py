@@ -27,6 +27,7 @@ from syncflow.queue.layout import broker_prefix
 from syncflow.queue.redisclient import connect_redis
 from syncflow.queue.registry import register_verb
 from syncflow.queue.service import QueueService
+from syncflow.runtime.stack import free_port
 from tests.queue.live import Live
 from tests.support.processes import REPO, SyncflowProcesses
 from tests.support.redis import session_redis_url
@@ -182,12 +183,6 @@ def broker(redis: Redis, settings: Settings) -> BrokerLists:
 @pytest.fixture
 def service(redis: Redis, settings: Settings, sent: Sent) -> QueueService:
     return QueueService(redis, settings, sent)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cluster_port() -> int:

@@ -4,22 +4,16 @@
 from __future__ import annotations
 
 import signal
-import socket
 from pathlib import Path
 
 import pytest
 
+from syncflow.runtime.stack import free_port
 from tests.support.scrape import Samples, scrape, value
 from tests.support.waiting import wait_for
 from tests.support.workload_env import REDIS_URL, workload_environment
 
 pytestmark = pytest.mark.integration
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_all_in_one_serves_the_whole_agents_metrics(tmp_path: Path) -> None:
