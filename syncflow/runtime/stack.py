@@ -4,6 +4,7 @@ file, stopped together; how to run ``syncflow`` itself as a child."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import random
@@ -109,7 +110,10 @@ class Stack:
     children: list[Child] = field(default_factory=list)
 
     def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Child:
-        """Start ``argv`` in a new session with stdout and stderr appended to ``<workdir>/<name>.log``."""
+        """Start ``argv`` in a new session with stdout and stderr appended to ``<workdir>/<name>.log``.
+
+        Call it from the main thread: on Linux the child is sent SIGTERM when the thread that started
+        it ends, so a SIGKILLed parent leaves no child running."""
         log = self.workdir / f"{name}.log"
         with log.open("ab") as out:
             process = subprocess.Popen(
@@ -119,6 +123,7 @@ class Stack:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_stop_with_parent(),  # noqa: PLW1509 (two system calls, no Python lock taken)
             )
         child = Child(name, process, log)
         self.children.append(child)
@@ -181,6 +186,25 @@ class Stack:
             _signal_group(child, signal.SIGKILL)  # pool processes that outlived their leader, or a hang
             child.process.wait()
         self.children.clear()
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal the kernel sends a process when its parent dies
+
+
+def _stop_with_parent() -> Callable[[], None] | None:
+    """On Linux, a ``preexec_fn`` that has the kernel SIGTERM the child when this process dies, even
+    by SIGKILL (a child in its own session is otherwise re-parented and runs on); elsewhere None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
 
 
 def _signal_group(child: Child, sig: int) -> None:
