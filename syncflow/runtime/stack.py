@@ -162,20 +162,23 @@ class Stack:
         return "\n".join(kept[-lines:])
 
     def stop_child(self, name: str, timeout: float = 15.0) -> None:
-        """Stop one child (SIGTERM to its process group, SIGKILL after ``timeout``)."""
+        """Stop one child: SIGTERM to it, then SIGKILL to its process group once it has exited or
+        after ``timeout``."""
         for child in [c for c in self.children if c.name == name]:
-            _signal_group(child, signal.SIGTERM)
-            try:
+            child.process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 child.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                _signal_group(child, signal.SIGKILL)
-                child.process.wait()
+            _kill_group(child)
             self.children.remove(child)
 
     def stop(self, timeout: float = 15.0) -> None:
-        """SIGTERM every process group (newest first), then SIGKILL what is left after ``timeout``."""
+        """SIGTERM every child (newest first), then SIGKILL each process group after ``timeout``.
+
+        SIGTERM goes to the child alone, as Kubernetes sends it to a container's first process: a
+        Celery worker then finishes its running tasks, where its pool processes, signalled too, would
+        die mid-task and leave their keys leased until the lease expires."""
         for child in reversed(self.children):
-            _signal_group(child, signal.SIGTERM)
+            child.process.terminate()
         deadline = time.monotonic() + timeout
         for child in reversed(self.children):
             try:
@@ -183,8 +186,7 @@ class Stack:
             except subprocess.TimeoutExpired:
                 log_event(logger, "demo.child.killed", level=logging.WARNING, name=child.name)
         for child in self.children:
-            _signal_group(child, signal.SIGKILL)  # pool processes that outlived their leader, or a hang
-            child.process.wait()
+            _kill_group(child)
         self.children.clear()
 
 
@@ -207,6 +209,9 @@ def _stop_with_parent() -> Callable[[], None] | None:
     return arm
 
 
-def _signal_group(child: Child, sig: int) -> None:
+def _kill_group(child: Child) -> None:
+    """SIGKILL what is left of ``child``'s process group (pool processes that outlived their leader,
+    or a hang), and reap the child."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.process.pid, sig)
+        os.killpg(child.process.pid, signal.SIGKILL)
+    child.process.wait()
