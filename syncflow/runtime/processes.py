@@ -19,10 +19,11 @@ def run_worker(
     hostname: str | None = None,
 ) -> None:
     """Run a prefork Celery worker consuming ``queues`` (blocks until shutdown)."""
-    from syncflow.runtime import worker_health
+    from syncflow.runtime import heap, worker_health
 
     bind(settings)
     worker_health.observe(settings)
+    heap.connect()
     argv = ["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}", "--pool=prefork", "-E"]
     # No gossip: syncflow needs no worker-to-worker events, and Celery's gossip step fails with an
     # AttributeError on every reconnection after the broker went away.

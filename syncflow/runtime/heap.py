@@ -1,0 +1,55 @@
+"""Hands the heap memory a worker's tasks freed back to the operating system (glibc's
+``malloc_trim``), at most once per ``TRIM_INTERVAL`` in each pool process.
+
+Python keeps objects of more than 512 bytes (a poll's encoded objects, response bodies) on the C
+heap; freed, they stay resident until the heap is trimmed, so a worker's RSS would stay at the high
+water mark of its largest task.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from celery import signals
+
+TRIM_INTERVAL = 1.0
+"""Seconds between two trims in one process (each walks the free chunks of the heap)."""
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` (None on another C library or system)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    trim: Callable[[int], int] | None = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    return trim
+
+
+@dataclass
+class TrimAfterTask:
+    """A ``task_postrun`` receiver that calls ``trim(0)`` when ``interval`` seconds have passed since
+    its last call (each pool process has its own copy after the fork)."""
+
+    trim: Callable[[int], int]
+    interval: float = TRIM_INTERVAL
+    last: float = field(default=-math.inf)
+
+    def __call__(self, **_: Any) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.interval:
+            self.last = now
+            self.trim(0)
+
+
+def connect() -> bool:
+    """Trim after tasks in this worker (where glibc is the C library); returns whether it will."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    signals.task_postrun.connect(TrimAfterTask(trim), weak=False)
+    return True
