@@ -6,7 +6,6 @@ import heapq
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
 
 from redis import Redis
 
@@ -78,15 +77,15 @@ class QueueService:
         )
 
     def add_seen(
-        self, objects: Mapping[ObjectKey, dict[str, Any]], side: str, uncopied: Collection[ObjectKey] = ()
+        self, objects: Mapping[ObjectKey, bytes], side: str, uncopied: Collection[ObjectKey] = ()
     ) -> int:
-        """Event adds of ``objects``' keys, each keeping its object (as listed on endpoint ``side``) as
-        its snapshot, as a watch event of it would, marked when its key is one of ``uncopied`` (listed
-        without a copy); one script call per ``ADD_BATCH`` keys of a queue, the messages published
-        together. Returns how many keys were published."""
+        """Event adds of ``objects``' keys, each keeping its object (as listed on endpoint ``side``,
+        encoded by ``snapshots.listed``) as its snapshot, as a watch event of it would, marked when its
+        key is one of ``uncopied`` (listed without a copy); one script call per ``ADD_BATCH`` keys of a
+        queue, the messages published together. Returns how many keys were published."""
         grouped: dict[str, list[tuple[ObjectKey, str]]] = defaultdict(list)
         for key, obj in objects.items():
-            snapshot = snapshots.encoded(snapshots.Snapshot(side, obj, key in uncopied))
+            snapshot = snapshots.encoded_listed(side, obj, uncopied=key in uncopied)
             grouped[queue_of(key.verb)].append((key, snapshot))
         return sum(self.publish(name, self.queues[name].add_each(items)) for name, items in grouped.items())
 

@@ -229,12 +229,13 @@ class PollChanges:
     copy or whose copy holds another version of them, ``uncopied`` the keys of those without a copy,
     and ``gone`` the keys of copies whose source was not listed (gone, after a successful list)."""
 
-    seen: dict[ObjectKey, dict[str, Any]]
+    seen: dict[ObjectKey, bytes]
+    """Each object encoded as its snapshot keeps it (``snapshots.listed``)."""
     uncopied: set[ObjectKey]
     gone: set[ObjectKey]
     unseen: set[ObjectKey]
-    """Keys of changed objects past the first ``MAX_SNAPSHOTS``: handed on without their object (the
-    queue would keep no more snapshots), so their syncs read them."""
+    """Keys of changed objects handed on without their object, so their syncs read them: those past
+    the first ``MAX_SNAPSHOTS`` (the queue would keep no more snapshots) and those too large for one."""
 
 
 def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys: set()) -> PollChanges:
@@ -244,8 +245,9 @@ def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys:
     resync, so a poll that overlaps a long initial upsync does not sync its objects twice."""
     made_from = copy_views(rule, endpoints, _made_from)
     refs: set[ObjectRef] = set()
-    # only what a poll hands on is held, not every object, and at most as many as the queue keeps
-    changed: dict[ObjectRef, dict[str, Any]] = {}
+    # only what a poll hands on is held, not every object; encoded, at most as many as the queue keeps
+    # snapshots of, and only those small enough for one
+    changed: dict[ObjectRef, bytes] = {}
     missing, stale = set(), set()
     for ref, obj in sources(rule, endpoints):
         refs.add(ref)
@@ -257,8 +259,11 @@ def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys:
             stale.add(ref)
         else:
             continue
-        if len(changed) < snapshots.MAX_SNAPSHOTS:
-            changed[ref] = obj
+        if (
+            len(changed) < snapshots.MAX_SNAPSHOTS
+            and len(encoded := snapshots.listed(obj)) < snapshots.MAX_SNAPSHOT_BYTES
+        ):
+            changed[ref] = encoded
     uncopied = _unattended(rule, endpoints, missing, held)
     keys = {ref: key_for(SYNC, rule, ref) for ref in stale | missing}
     wanted = {keys[ref]: ref for ref in keys if ref in stale or keys[ref] in uncopied}

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 from redis import Redis
@@ -40,9 +39,9 @@ from syncflow.util.logs import log_event
 logger = logging.getLogger("syncflow.sync")
 
 Enqueue = Callable[[Iterable[ObjectKey]], object]
-AddSeen = Callable[[Mapping[ObjectKey, dict[str, Any]], str, Collection[ObjectKey]], object]
-"""Adds keys with their objects as seen on an endpoint, marking those listed without a copy
-(``QueueService.add_seen``)."""
+AddSeen = Callable[[Mapping[ObjectKey, bytes], str, Collection[ObjectKey]], object]
+"""Adds keys with their objects as seen on an endpoint (encoded by ``snapshots.listed``), marking those
+listed without a copy (``QueueService.add_seen``)."""
 Help = Callable[[Sequence[ObjectKey]], object]
 """Runs some of the keys just queued in this task too (``syncflow.queue.execute.help_run``)."""
 

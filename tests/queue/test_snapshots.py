@@ -118,7 +118,7 @@ def test_a_poll_adds_each_object_with_its_own_snapshot_in_one_script_call(
         return script(keys_arg, args)
 
     q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
-    listed = {key: obj(str(i)) for i, key in enumerate(keys)}
+    listed = {key: snapshots.listed(obj(str(i))) for i, key in enumerate(keys)}
     assert service.add_seen(listed, "pcluster", uncopied={keys[0]}) == 3
     assert calls == [1 + 2 * 3]
     assert sorted(key for key, _ in sent) == sorted(keys)
@@ -131,5 +131,19 @@ def test_a_poll_clears_an_older_snapshot_it_cannot_keep(service: QueueService) -
     older event's."""
     seen(service, KEY, source=obj("1"))
     big = obj("2", annotations={"big": "x" * snapshots.MAX_SNAPSHOT_BYTES})
-    service.add_seen({KEY: big}, "kcp")
+    service.add_seen({KEY: snapshots.listed(big)}, "kcp")
     assert delivered(service) is None
+
+
+@pytest.mark.parametrize("uncopied", [False, True])
+def test_a_listed_object_makes_the_snapshot_the_object_itself_makes(uncopied: bool) -> None:
+    """``encoded_listed`` of ``listed`` is ``encoded``: byte for byte, managedFields left out."""
+    listed = obj("3", annotations={"a": "ü"}) | {"data": {"k": "v"}}
+    listed["metadata"]["managedFields"] = [{"manager": "kubectl"}]
+    snapshot = snapshots.Snapshot("pcluster", listed, uncopied)
+    assert snapshots.encoded_listed(
+        "pcluster", snapshots.listed(listed), uncopied=uncopied
+    ) == snapshots.encoded(snapshot)
+    with snapshots.delivered(snapshots.encoded(snapshot)):
+        kept = snapshots.current()
+    assert kept is not None and "managedFields" not in kept.obj["metadata"] and kept.uncopied == uncopied

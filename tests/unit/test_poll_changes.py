@@ -8,8 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import pytest
 
+from syncflow.kube import snapshots
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync.desired import remote_labels
 from syncflow.sync.metadata import REMOTE_NAME_ANNOTATION, REMOTE_NAMESPACE_ANNOTATION
@@ -86,7 +88,7 @@ def test_new_and_changed_objects_are_handed_on_and_gone_ones_named() -> None:
     copies = [copy_of("changed", "6"), copy_of("same", "3"), copy_of("orphan", "1")]
     changes = poll(Ends(Lists(sources), Lists(copies)))
     assert set(changes.seen) == {key("new"), key("changed")}
-    assert changes.seen[key("new")]["metadata"]["resourceVersion"] == "5", "as listed: no GET needed"
+    assert orjson.loads(changes.seen[key("new")]) == thing("new", "5"), "as listed: no GET needed"
     assert changes.uncopied == {key("new")}, "only the one listed without a copy is created without a look"
     assert changes.gone == {key("orphan")}
 
@@ -139,3 +141,19 @@ def test_past_the_queues_snapshot_limit_objects_are_handed_on_by_key_only(
     assert set(changes.seen) | changes.unseen == {key("new-0"), key("new-1"), key("new-2"), key("changed")}
     assert not set(changes.seen) & changes.unseen
     assert changes.uncopied == {key("new-0"), key("new-1"), key("new-2")}
+
+
+def test_an_object_too_large_for_a_snapshot_is_handed_on_by_key_only() -> None:
+    """The poll holds no object the queue would not keep: its sync reads it."""
+    big = thing("big", "5") | {"data": {"blob": "x" * snapshots.MAX_SNAPSHOT_BYTES}}
+    changes = poll(Ends(Lists([big, thing("small", "5")]), Lists([])))
+    assert set(changes.seen) == {key("small")} and changes.unseen == {key("big")}
+    assert changes.uncopied == {key("big"), key("small")}
+
+
+def test_objects_are_held_as_their_snapshot_keeps_them() -> None:
+    """Encoded (JSON bytes, far smaller than the dicts) and without managedFields."""
+    listed = thing("new", "5")
+    listed["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Apply"}]
+    changes = poll(Ends(Lists([listed]), Lists([])))
+    assert orjson.loads(changes.seen[key("new")]) == thing("new", "5")
