@@ -43,7 +43,7 @@ def check_broker(settings: Settings) -> None:
         return
     try:
         with Connection(url, connect_timeout=3) as connection:  # type: ignore[no-untyped-call]
-            connection.connect()
+            connection.ensure_connection(max_retries=0)  # connect() retries once, 2 s later
     except Exception as exc:  # refused, unreachable, bad credentials: all the same one line
         raise PreflightError(
             f"cannot reach the broker at {display_url(url)}: {network_reason(exc)}"
