@@ -133,10 +133,12 @@ def run_message(
 
 def _not_held(service: QueueService, raw_keys: Sequence[str]) -> set[str]:
     """The keys of a message that their queues no longer hold (one call per queue): a claim would
-    find each stale."""
+    find each stale, so each counts as a stale claim would."""
     keys = {key for raw in raw_keys if (key := _parsed(raw)) is not None}
-    stale = {str(key) for key in keys - service.held(keys)}
+    not_held = keys - service.held(keys)
+    stale = {str(key) for key in not_held}
     if stale:
+        service.count_stale(not_held)
         log_event(
             logger, "task.skipped", level=logging.DEBUG, key=min(stale), keys=len(stale), reason="stale"
         )

@@ -94,6 +94,12 @@ class QueueService:
         ``pump_batch`` keys of a queue)."""
         return {key for name, batch in _by_queue(keys).items() for key in self.queues[name].held(batch)}
 
+    def count_stale(self, keys: Iterable[ObjectKey]) -> None:
+        """Count ``keys``, skipped as stale without a claim each, in their queues' ``stale`` counters
+        (one call per queue)."""
+        for name, batch in _by_queue(keys).items():
+            self.queues[name].count_stale(len(batch))
+
     def pump(self, grace: float | None = None) -> PumpTotals | None:
         """One bounded pump run over every queue (see ``syncflow.queue.pump``); None if another
         run is in progress. ``grace`` overrides the ``pump_grace`` setting."""

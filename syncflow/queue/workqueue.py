@@ -334,6 +334,10 @@ class WorkQueue:
             dirty, pending, leased, delayed, parked = pipe.execute()
         return QueueStats(self.name, dirty, pending, leased, delayed, parked)
 
+    def count_stale(self, count: int) -> None:
+        """Count ``count`` keys a task skipped as stale before claiming them, as a claim counts one."""
+        self.redis.hincrby(self.layout.key("S"), Claim.STALE.value, count)
+
     def counters(self) -> dict[str, int]:
         """Event counters: busy, stale, lost, reclaimed, expired, republished, echoes."""
         raw = self.redis.hgetall(self.layout.key("S"))

@@ -239,8 +239,10 @@ def test_a_large_message_skips_the_keys_no_longer_held_without_claiming_them(
     }
     queue._scripts = dataclasses.replace(queue._scripts, **counted)
     seen: list[ObjectKey] = []
+    stale_before = queue.counters().get("stale", 0)
     reports = run_message(service, renewer, seen.append, [str(k) for k in many], "pool", "sync")
     assert [r.outcome for r in reports] == ["stale", "ok"] * (len(many) // 2)
+    assert queue.counters()["stale"] - stale_before == len(many) // 2, "each skipped key counts as stale"
     assert seen == many[1::2]
     assert calls[:2] == ["held", "claim"] and calls.count("claim") == 1, (
         "one claim, then each done claims the next"
