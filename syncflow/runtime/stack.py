@@ -162,23 +162,20 @@ class Stack:
         return "\n".join(kept[-lines:])
 
     def stop_child(self, name: str, timeout: float = 15.0) -> None:
-        """Stop one child: SIGTERM to it, then SIGKILL to its process group once it has exited or
-        after ``timeout``."""
+        """Stop one child (SIGTERM to its process group, SIGKILL after ``timeout``)."""
         for child in [c for c in self.children if c.name == name]:
-            child.process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
+            _signal_group(child, signal.SIGTERM)
+            try:
                 child.process.wait(timeout=timeout)
-            _kill_group(child)
+            except subprocess.TimeoutExpired:
+                _signal_group(child, signal.SIGKILL)
+                child.process.wait()
             self.children.remove(child)
 
     def stop(self, timeout: float = 15.0) -> None:
-        """SIGTERM every child (newest first), then SIGKILL each process group after ``timeout``.
-
-        SIGTERM goes to the child alone, as Kubernetes sends it to a container's first process: a
-        Celery worker then finishes its running tasks, where its pool processes, signalled too, would
-        die mid-task and leave their keys leased until the lease expires."""
+        """SIGTERM every process group (newest first), then SIGKILL what is left after ``timeout``."""
         for child in reversed(self.children):
-            child.process.terminate()
+            _signal_group(child, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for child in reversed(self.children):
             try:
@@ -186,7 +183,8 @@ class Stack:
             except subprocess.TimeoutExpired:
                 log_event(logger, "demo.child.killed", level=logging.WARNING, name=child.name)
         for child in self.children:
-            _kill_group(child)
+            _signal_group(child, signal.SIGKILL)  # pool processes that outlived their leader, or a hang
+            child.process.wait()
         self.children.clear()
 
 
@@ -209,9 +207,6 @@ def _stop_with_parent() -> Callable[[], None] | None:
     return arm
 
 
-def _kill_group(child: Child) -> None:
-    """SIGKILL what is left of ``child``'s process group (pool processes that outlived their leader,
-    or a hang), and reap the child."""
+def _signal_group(child: Child, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.process.pid, signal.SIGKILL)
-    child.process.wait()
+        os.killpg(child.process.pid, sig)

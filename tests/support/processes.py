@@ -38,15 +38,10 @@ class SyncflowProcesses:
         return process
 
     def kill(self, which: str | subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
-        """Signal a process (by name or process) and wait for it. SIGKILL goes to its whole process
-        group (a lost node); any other signal to the process alone, as Kubernetes sends SIGTERM to a
-        container's first process (a Celery worker's pool processes then finish their tasks)."""
+        """Signal a process group (by name or process) and wait for its leader."""
         process = self.running[which] if isinstance(which, str) else which
         with contextlib.suppress(ProcessLookupError):
-            if sig == signal.SIGKILL:
-                os.killpg(process.pid, sig)
-            else:
-                process.send_signal(sig)
+            os.killpg(process.pid, sig)
         process.wait(timeout=30)
 
     def stop_all(self) -> None:
