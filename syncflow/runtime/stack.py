@@ -48,7 +48,7 @@ class StepError(RuntimeError):
 
 
 EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-DEFAULT_EPHEMERAL_RANGE = (32768, 60999)  # Linux's default; also clear of the IANA range 49152-65535
+DEFAULT_EPHEMERAL_RANGE = (32768, 60999)  # Linux's; below it is also below IANA's 49152-65535
 LOWEST_CHOSEN_PORT = 15000  # below it sit the ports that well-known services listen on
 _handed_out: set[int] = set()
 
