@@ -42,7 +42,7 @@ class SyncflowProcesses:
         process = self.running[which] if isinstance(which, str) else which
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        process.wait(timeout=30)
+        process.wait(timeout=KILL_WAIT)
 
     def stop_all(self) -> None:
         """Kill every process still running. An all-in-one supervisor gets SIGTERM first and up to
@@ -70,6 +70,9 @@ class SyncflowProcesses:
         )
 
 
+KILL_WAIT = 60.0
+"""Seconds ``kill`` waits for the process: a worker's warm shutdown can wait out the broker socket's
+30 s timeout on a read in flight before it restores its unacked messages and exits."""
 STOP_GRACE = 20.0
 """Seconds ``stop_all`` gives an all-in-one to stop its roles (it gives each 15 s) before killing it."""
 
