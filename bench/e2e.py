@@ -255,11 +255,12 @@ class Api:
         body: dict[str, Any] | None = None,
         ok: tuple[int, ...] = (),
         content_type: str = JSON["Content-Type"],
+        accept: str = JSON["Content-Type"],
     ) -> tuple[int, dict[str, Any]]:
         """One request; raises on an unexpected status unless it is in ``ok``."""
         self.mine[method] += 1
         data = orjson.dumps(body) if body is not None else None
-        headers = {"Content-Type": content_type}
+        headers = {"Content-Type": content_type, "Accept": accept}
         async with self.session.request(method, self.url + path, data=data, headers=headers) as response:
             payload: dict[str, Any] = orjson.loads(await response.read() or b"{}")
             if response.status >= 300 and response.status not in ok:

@@ -82,7 +82,7 @@ class ModeFigures:
     poll_ms: float | None = None
     """edge: a poll task's time with nothing changing (ms), the mean of a few."""
     bare_poll_ms: float | None = None
-    """edge: one paged list of each side by the baseline's client (ms)."""
+    """edge: one paged list of each side (the mailbox's metadata only) by the baseline's client (ms)."""
     rss_mb: float | None = None
     """RSS of the worker role's processes after the sync, summed."""
     rss_growth_mb: float | None = None
@@ -270,7 +270,8 @@ def table(runs: Sequence[ModeFigures]) -> str:
             " downstream -> the same status upstream (workload); change lag: a p-cluster change -> the"
             " mailbox, at random moments of the upsync period (edge)",
             "poll ms (bare): edge's poll task with nothing changing, beside one paged list of each side by"
-            " a bare client, and their ratio",
+            " a bare client (of the mailbox's copies, their metadata only, as the poll lists them), and"
+            " their ratio",
             f"baseline obj/s, ratio: the mode's baseline with {BASE_CLIENTS} clients; baseline obj/s"
             f" ({same} clients), ratio ({same} clients): the same baseline with as many clients as syncflow"
             " has pool processes (--workers), on a fresh stack of its own: the fair comparison",

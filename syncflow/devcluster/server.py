@@ -498,6 +498,8 @@ class DevCluster:
             metadata["continue"] = page.continue_token
         if page.remaining is not None:
             metadata["remainingItemCount"] = page.remaining
+        if tables.wants_metadata_list(request.headers.get("Accept", "")):
+            return json_response(tables.metadata_list(items, metadata))
         return json_response(
             {"kind": t.rtype.list_kind, "apiVersion": t.api_version, "metadata": metadata, "items": items}
         )

@@ -1,4 +1,6 @@
-"""Server-side printing: ``meta.k8s.io/v1 Table`` responses, which ``kubectl get`` asks for."""
+"""The renderings a client asks for with ``Accept: application/json;as=...``: server-side printing
+(``meta.k8s.io/v1 Table``, which ``kubectl get`` asks for) and metadata-only lists
+(``PartialObjectMetadataList``)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,25 @@ from syncflow.devcluster.resources import ResourceType
 def wants_table(accept: str) -> bool:
     """True when the client asked for a Table rendering."""
     return "as=Table" in accept
+
+
+def wants_metadata_list(accept: str) -> bool:
+    """True when the client asked for a list of the objects' metadata only."""
+    return "as=PartialObjectMetadataList" in accept
+
+
+def _partial(obj: Obj) -> Obj:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
+
+
+def metadata_list(objects: list[Obj], metadata: Obj) -> Obj:
+    """A ``PartialObjectMetadataList`` of ``objects`` with the list's ``metadata``."""
+    return {
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "items": [_partial(obj) for obj in objects],
+    }
 
 
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[\?\(@\.([\w.]+)==[\"']([^\"']*)[\"']\)\]")
@@ -79,7 +100,7 @@ def _row_object(obj: Obj, include: str) -> Obj | None:
         return None
     if include == "Object":
         return obj
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
+    return _partial(obj)
 
 
 def table(

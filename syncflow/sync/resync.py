@@ -72,12 +72,17 @@ def schedule_next(redis: Redis, agent: str, rule: str, period: float, kind: str 
     redis.set(_schedule_key(agent, rule, kind), int(time.time()), px=int(next_in * 1000))
 
 
-def listed(api: JsonApi, path: str, **query: str) -> Iterator[dict[str, Any]]:
+def listed(
+    api: JsonApi, path: str, label_selector: str = "", *, metadata_only: bool = False
+) -> Iterator[dict[str, Any]]:
     """Every object of a collection, page by page (one page held at a time), without its
-    ``managedFields``: no pass reads them, and they are about half of a parsed object."""
+    ``managedFields``: no pass reads them, and they are about half of a parsed object. With
+    ``metadata_only`` the server sends only each object's metadata (where it can)."""
     token = ""
+    get = api.get_metadata if metadata_only else api.get
+    query = {"labelSelector": label_selector} if label_selector else {}
     while True:
-        page = api.get(path, limit=PAGE_SIZE, **query, **({"continue": token} if token else {}))
+        page = get(path, limit=PAGE_SIZE, **query, **({"continue": token} if token else {}))
         for obj in page.get("items") or ():
             (obj.get("metadata") or {}).pop("managedFields", None)
             yield obj
@@ -119,10 +124,11 @@ def reads_copies(rule: SyncRule) -> bool:
 
 
 def copy_views(
-    rule: SyncRule, endpoints: Endpoints, view: Callable[[dict[str, Any]], T]
+    rule: SyncRule, endpoints: Endpoints, view: Callable[[dict[str, Any]], T], metadata_only: bool = True
 ) -> dict[ObjectRef, T]:
     """What ``view`` keeps of each of the rule's copies on its target, by their source object's ref: a
-    pass holds every copy at once, so it keeps only what it reads.
+    pass holds every copy at once, so it keeps only what it reads, and lists only the copies'
+    metadata unless ``view`` reads more (``metadata_only=False``).
 
     A pass lists the copies before the source objects: a copy's source object existed when the copy
     was listed, so a copy whose source is not listed after it is one whose source went; listed the
@@ -131,7 +137,7 @@ def copy_views(
     path, selector = rule.target.resource.path(), f"{AGENT_LABEL}={rule.agent}"
     return {
         owner: view(obj)
-        for obj in listed(target, path, labelSelector=selector)
+        for obj in listed(target, path, selector, metadata_only=metadata_only)
         if (owner := owner_ref(obj)) is not None
     }
 
@@ -139,10 +145,8 @@ def copy_views(
 def sources(rule: SyncRule, endpoints: Endpoints) -> Iterator[tuple[ObjectRef, dict[str, Any]]]:
     """The rule's source objects (the label selector of ``Selector.server_labels`` applied by the server)
     with their refs, a page at a time."""
-    labels = rule.selector.server_labels
-    selector = {"labelSelector": labels} if labels else {}
     for api in endpoints.everywhere(rule.source.endpoint):
-        for obj in listed(api, rule.source.resource.path(), **selector):
+        for obj in listed(api, rule.source.resource.path(), rule.selector.server_labels or ""):
             yield source_ref(rule, ObjectRef.of(obj)), obj
 
 
@@ -160,7 +164,7 @@ def keys_needing_work(
     # time: only what the drift check reads of the copies, the states and refs are held at once.
     content = reads_copies(rule)
     copies: dict[ObjectRef, dict[str, Any] | None] = copy_views(
-        rule, endpoints, lambda obj: obj if content else None
+        rule, endpoints, lambda obj: obj if content else None, metadata_only=not content
     )
     states = None
     if rule.state_namespace is not None:
@@ -168,7 +172,7 @@ def keys_needing_work(
         secrets = listed(
             target,
             f"/api/v1/namespaces/{rule.state_namespace}/secrets",
-            labelSelector=f"{STATE_SECRET_LABEL}=true",
+            f"{STATE_SECRET_LABEL}=true",
         )
         states = {str(s["metadata"]["name"]): {"data": s.get("data")} for s in secrets}  # all it reads
     seen: set[ObjectRef] = set()
@@ -275,7 +279,12 @@ def poll_changes(rule: SyncRule, endpoints: Endpoints, held: Held = lambda keys:
 def status_keys(rule: SyncRule, endpoints: Endpoints) -> set[ObjectKey]:
     """Keys of source objects whose copy reports a status they do not show yet (the status poll): a
     digest of each copy's status is held, the source objects are listed a page at a time."""
-    statuses = copy_views(rule, endpoints, lambda copy: digest(copy["status"]) if "status" in copy else None)
+    statuses = copy_views(
+        rule,
+        endpoints,
+        lambda copy: digest(copy["status"]) if "status" in copy else None,
+        metadata_only=False,
+    )
     return {
         key_for(STATUS, rule, ref)
         for ref, obj in sources(rule, endpoints)

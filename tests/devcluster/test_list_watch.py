@@ -13,6 +13,7 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
+from syncflow.kube.jsonapi import JsonApi
 from tests.support.devcluster import DevclusterProcess, start_devcluster
 from tests.support.waiting import wait_for
 
@@ -89,6 +90,24 @@ def test_paged_list_with_a_selector_tells_no_remaining_count(
         namespace, limit=1, label_selector="tier", _continue=first.metadata._continue
     )
     assert [c.metadata.name for c in rest.items] == ["b"] and not rest.metadata._continue
+
+
+def test_a_metadata_list_holds_each_objects_metadata_only(
+    labelled: client.CoreV1Api, api_client: client.ApiClient, namespace: str
+) -> None:
+    """``Accept: ...;as=PartialObjectMetadataList`` (what a pass that reads no object's content asks
+    for): the same page of the same objects, their metadata without their data."""
+    api, path = JsonApi(api_client), f"/api/v1/namespaces/{namespace}/configmaps"
+    labelled.patch_namespaced_config_map("a", namespace, {"data": {"big": "x" * 1000}})
+    whole = api.get(path, limit="2", labelSelector="tier")
+    partial = api.get_metadata(path, limit="2", labelSelector="tier")
+    assert partial["kind"] == "PartialObjectMetadataList" and partial["apiVersion"] == "meta.k8s.io/v1"
+    assert partial["items"] == [
+        {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": item["metadata"]}
+        for item in whole["items"]
+    ]
+    assert [i["metadata"]["name"] for i in partial["items"]] == ["a", "b"]
+    assert partial["metadata"]["resourceVersion"] == whole["metadata"]["resourceVersion"]
 
 
 def test_watch_resumes_from_resource_version(api_client: client.ApiClient, namespace: str) -> None:

@@ -56,11 +56,16 @@ class Lists:
     later: list[dict[str, Any]] = field(default_factory=list)
     lists: int = 0
     selectors: list[str] = field(default_factory=list)
+    metadata_lists: int = 0
 
     def get(self, path: str, **query: str) -> dict[str, Any]:
         self.lists += 1
         self.selectors.append(query.get("labelSelector", ""))
         return {"items": self.items + (self.later if self.lists > 1 else []), "metadata": {}}
+
+    def get_metadata(self, path: str, **query: str) -> dict[str, Any]:
+        self.metadata_lists += 1
+        return self.get(path, **query)
 
 
 @dataclass
@@ -91,6 +96,15 @@ def test_new_and_changed_objects_are_handed_on_and_gone_ones_named() -> None:
     assert orjson.loads(changes.seen[key("new")]) == thing("new", "5"), "as listed: no GET needed"
     assert changes.uncopied == {key("new")}, "only the one listed without a copy is created without a look"
     assert changes.gone == {key("orphan")}
+
+
+def test_the_copies_are_listed_as_metadata_and_the_sources_whole() -> None:
+    """A poll reads only the copies' metadata (which version each was made from), and hands on the
+    changed sources as listed, so only the copies' list can leave their content out."""
+    source, target = Lists([thing("new", "5")]), Lists([copy_of("same", "3")])
+    poll(Ends(source, target))
+    assert target.metadata_lists == target.lists == 2, "both lists of the copies"
+    assert source.metadata_lists == 0 and source.lists == 1
 
 
 def test_an_object_synced_while_the_poll_listed_is_left_alone() -> None:

@@ -79,6 +79,8 @@ class Paged:
                 more = str(page + 1) if page < PAGES - 1 else ""
                 return {"items": items, "metadata": {"continue": more}}
 
+            get_metadata = get  # whole objects: the most a metadata list can hold
+
         return Api()
 
     def everywhere(self, endpoint: str) -> list[Any]:
