@@ -33,6 +33,7 @@ def run_worker(
         argv += ["--include", ",".join(include)]
     if hostname:
         argv += ["--hostname", hostname]
+    heap.freeze_startup()  # before the pool forks: its processes inherit the frozen objects
     app.worker_main(argv)
 
 
