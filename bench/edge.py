@@ -84,10 +84,10 @@ STEADY_POLLS = 3
 """Polls with nothing changing that ``python -m bench``'s edge row times (each takes a period)."""
 SELECTOR = "bench%3Dup"
 BASELINE = (
-    "this process lists each side once (paged) and writes the objects into the mailbox directly (one"
-    " create each), timed by the list and the write responses; with 8 clients on syncflow's stack once"
-    " syncflow is stopped. syncflow's obj/s run from its first poll's start to the last copy on a raw"
-    " watch of the mailbox"
+    "this process lists each side once (paged; of the mailbox, the objects' metadata only, as a poll"
+    " reads the copies) and writes the objects into the mailbox directly (one create each), timed by"
+    " the list and the write responses; with 8 clients on syncflow's stack once syncflow is stopped."
+    " syncflow's obj/s run from its first poll's start to the last copy on a raw watch of the mailbox"
 )
 """What the fair baseline does."""
 
