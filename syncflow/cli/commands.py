@@ -463,7 +463,7 @@ def watch(config_file: str | None, **flags: Any) -> None:
     from syncflow.config import ConfigError
     from syncflow.kube.clients import KubeconfigError
     from syncflow.kube.leader import LeaderElectionError
-    from syncflow.runtime import heap
+    from syncflow.runtime.processes import run_watch
 
     settings = _settings(config_file, **flags)
     _preflight(settings, "watch")
@@ -471,9 +471,8 @@ def watch(config_file: str | None, **flags: Any) -> None:
         process = modes.watch_process(settings)
     except (ConfigError, KubeconfigError) as exc:
         raise click.ClickException(str(exc)) from None
-    heap.freeze_startup()  # each watch event decodes an object: keep the collections short
     try:
-        process.run()
+        run_watch(process)
     except LeaderElectionError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -126,11 +126,9 @@ def run(settings: Settings, role: str, workers: int, data_dir: str | None, check
         raise SystemExit(Supervisor(settings, directory, workers=workers).run())
     if role == "watch":
         from syncflow.app import modes
-        from syncflow.runtime import heap
+        from syncflow.runtime.processes import run_watch
 
-        process = modes.watch_process(settings)
-        heap.freeze_startup()  # each watch event decodes an object: keep the collections short
-        process.run()
+        run_watch(modes.watch_process(settings))
     elif role == "worker":
         from syncflow.queue.layout import CELERY_QUEUES
         from syncflow.runtime.processes import run_worker

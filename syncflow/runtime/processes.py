@@ -1,4 +1,4 @@
-"""Starts the long-running processes: a Celery worker or Celery beat for syncflow's app."""
+"""Starts the long-running processes: a Celery worker, Celery beat or a mode's watch process."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from syncflow.config import Settings
 from syncflow.queue.beat import bounded_scheduler
+from syncflow.runtime import heap
+from syncflow.sync.process import WatchProcess
 from syncflow.tasks import app, bind, runtime
 
 
@@ -19,7 +21,7 @@ def run_worker(
     hostname: str | None = None,
 ) -> None:
     """Run a prefork Celery worker consuming ``queues`` (blocks until shutdown)."""
-    from syncflow.runtime import heap, worker_health
+    from syncflow.runtime import worker_health
 
     bind(settings)
     worker_health.observe(settings)
@@ -35,6 +37,13 @@ def run_worker(
         argv += ["--hostname", hostname]
     heap.freeze_startup()  # before the pool forks: its processes inherit the frozen objects
     app.worker_main(argv)
+
+
+def run_watch(process: WatchProcess) -> None:
+    """Run a mode's watch process (blocks until SIGINT/SIGTERM), its startup objects frozen first:
+    each watch event decodes an object, so the collections it sets off stay short."""
+    heap.freeze_startup()
+    process.run()
 
 
 def run_beat(settings: Settings, *, schedule: str, loglevel: str = "INFO") -> None:
