@@ -424,7 +424,7 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
             await bench.first_object(name)
         memory = Memory(bench.stack, bench.queue.redis)
         r = await bench.sync_run("sync", objects, 400)
-        used = memory.end(objects)
+        used = memory.end(objects, r["half_at"])
         steady = (
             await bench.steady_run("steady", options.steady, steady_rate(r["rate"]), 400)
             if options.steady

@@ -787,7 +787,7 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
             async def synced(bench: Bench) -> tuple[dict[str, Any], MemoryFigures, dict[str, float]]:
                 memory = Memory(bench.stack, bench.queue.redis)
                 figures = await bench.sync_run("sync", objects, args.budget)
-                used = memory.end(objects)
+                used = memory.end(objects, figures["half_at"])
                 steady = (
                     await bench.steady_run(
                         "steady", options.steady, steady_rate(figures["rate"]), args.budget

@@ -62,6 +62,7 @@ from bench.support import (
     apply_crds,
     create_workspaces,
     done_verbs,
+    half_landed,
     in_parallel,
     load_average,
     open_watch,
@@ -237,6 +238,7 @@ class EdgeBench:
         return {
             "rate": self.objects / elapsed,
             "elapsed": elapsed,
+            "half_at": half_landed(seen),
             "reaction": polled - created,
             "kcp": kcp.total() / self.objects,
             "pcluster": pcluster.total() / self.objects,
@@ -366,7 +368,7 @@ async def one_run(
         await bench.setup(workers)
         memory = Memory(stack, bench.queue.redis)
         results = {"initial": await bench.initial(args.budget)}
-        used = memory.end(args.objects)
+        used = memory.end(args.objects, results["initial"]["half_at"])
         if not upsync_only:
             results["steady"] = await bench.steady(args.polls)
         if not upsync_only or lag:

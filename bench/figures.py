@@ -87,6 +87,9 @@ class ModeFigures:
     """RSS of the worker role's processes after the sync, summed."""
     rss_growth_mb: float | None = None
     """Growth of that RSS from before the run to after the sync, per 10,000 objects."""
+    rss_late_mb: float | None = None
+    """Growth of that RSS from when half the run's copies had landed to after the sync, per 10,000 of
+    the copies since: what more objects cost once the run is under way (flat: about 0)."""
     redis_mb: float | None = None
     """Growth of Redis ``used_memory`` over the run, per 10,000 objects."""
     middle_rate: float | None = None
@@ -127,6 +130,7 @@ class MemoryFigures(TypedDict):
 
     rss_mb: float
     rss_growth_mb: float
+    rss_late_mb: float
     redis_mb: float
 
 
@@ -242,6 +246,7 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("poll ms (bare)", _poll),
     ("worker RSS MB", lambda f: _n(f.rss_mb, 0)),
     (f"RSS growth MB/{PER // 1000}k obj", lambda f: _n(f.rss_growth_mb, 1)),
+    (f"RSS growth 2nd half MB/{PER // 1000}k obj", lambda f: _n(f.rss_late_mb, 1)),
     (f"Redis MB/{PER // 1000}k obj", lambda f: _n(f.redis_mb, 1)),
     ("load before", lambda f: _load(f.load_before)),
     ("load after", lambda f: _load(f.load_after)),

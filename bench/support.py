@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -179,6 +179,11 @@ def middle_rate(seen: dict[str, float], started: float) -> tuple[float, float, f
     return (copies / (last - first) if last > first else 0.0), first - started, last - started
 
 
+def half_landed(seen: dict[str, float]) -> float:
+    """When half the copies had landed (the ``seen`` time of the middle one)."""
+    return sorted(seen.values())[len(seen) // 2]
+
+
 def sync_figures(
     started: float,
     created: dict[str, float],
@@ -197,6 +202,7 @@ def sync_figures(
     middle = middle_rate(seen, started)
     return {
         "rate": objects / elapsed,
+        "half_at": half_landed(seen),
         "elapsed": elapsed,
         "middle": middle,
         "last_s": elapsed,
@@ -362,22 +368,46 @@ def resident(stack: Stack, prefix: str = "worker") -> int:
     return sum(int(fields[21]) * page for fields in process_stats() if int(fields[2]) in groups)
 
 
+def sampled_at(samples: Sequence[tuple[float, int]], moment: float) -> int:
+    """The value last sampled at or before ``moment`` (the first sample's if none was): ``samples`` are
+    ``(time, value)`` pairs in time order."""
+    return next((value for at, value in reversed(samples) if at <= moment), samples[0][1])
+
+
+MEMORY_SAMPLE_S = 0.5
+"""Seconds between the samples of the worker role's RSS while a run syncs."""
+MEMORY_SAMPLES = 20_000
+"""Samples kept at most (over two hours' worth): a longer run keeps its latest."""
+
+
 class Memory:
-    """The worker role's RSS and Redis ``used_memory`` when a run starts; ``end`` gives the figures."""
+    """The worker role's RSS and Redis ``used_memory`` when a run starts, and the RSS sampled while it
+    syncs; ``end`` gives the figures. Made inside the event loop that runs the sync."""
 
     def __init__(self, stack: Stack, redis: Redis) -> None:
         self.stack, self.redis = stack, redis
         self.rss, self.used = resident(stack), self.used_memory()
+        self.samples: deque[tuple[float, int]] = deque([(time.perf_counter(), self.rss)], MEMORY_SAMPLES)
+        self._sampler = asyncio.get_running_loop().create_task(self._sample())
+
+    async def _sample(self) -> None:
+        while True:
+            await asyncio.sleep(MEMORY_SAMPLE_S)
+            rss = await asyncio.to_thread(resident, self.stack)
+            self.samples.append((time.perf_counter(), rss))
 
     def used_memory(self) -> int:
         """Redis ``used_memory`` (INFO memory), in bytes."""
         return int(self.redis.info("memory")["used_memory"])
 
-    def end(self, objects: int) -> MemoryFigures:
-        """Worker RSS now, its growth and Redis's since the start per 10,000 of the run's ``objects``."""
+    def end(self, objects: int, half_at: float) -> MemoryFigures:
+        """Worker RSS now, its growth and Redis's since the start per 10,000 of the run's ``objects``, and
+        the RSS growth per 10,000 objects from ``half_at`` (when half the copies had landed) to now."""
+        self._sampler.cancel()
         rss = resident(self.stack)
         return {
             "rss_mb": rss / 2**20,
             "rss_growth_mb": per_10k(rss - self.rss, objects),
+            "rss_late_mb": per_10k(rss - sampled_at(self.samples, half_at), objects - objects // 2),
             "redis_mb": per_10k(self.used_memory() - self.used, objects),
         }

@@ -392,7 +392,7 @@ async def runs(options: RunOptions, namespaces: int, budget: float, redis_url: s
         setup_s = time.perf_counter() - began
         memory = Memory(stack, bench.queue.redis)
         synced = await bench.sync_run(objects, budget)
-        used = memory.end(objects)
+        used = memory.end(objects, synced["half_at"])
         steady = (
             await bench.steady_run(options.steady, steady_rate(synced["rate"]), budget)
             if options.steady

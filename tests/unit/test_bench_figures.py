@@ -7,6 +7,7 @@ from dataclasses import replace
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, table
+from bench.support import half_landed, sampled_at
 
 PUBLISH = ModeFigures(
     mode="publish",
@@ -30,6 +31,7 @@ PUBLISH = ModeFigures(
     status_p50_ms=150.2,
     rss_mb=310.2,
     rss_growth_mb=12.34,
+    rss_late_mb=0.46,
     redis_mb=3.21,
     load_before=(1.0, 2.0, 3.0),
     load_after=(4.0, 5.0, 6.0),
@@ -76,12 +78,13 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "—",
         "310",
         "12.3",
+        "0.5",
         "3.2",
         "1.00 2.00 3.00",
         "4.00 5.00 6.00",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 21
+    assert edge[5:] == ["—"] * 22
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
     assert (
         "baseline obj/s, ratio: the mode's baseline with 8 clients; baseline obj/s (2 clients)" in lines[-3]
@@ -116,7 +119,7 @@ def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None
     assert (publish["base_rate_same"], publish["same_clients"], publish["ratio_same"]) == (100.0, 2, 0.5)
     assert (edge["base_rate_same"], edge["ratio_same"]) == (None, None)
     assert publish["load_before"] == [1.0, 2.0, 3.0]
-    assert publish["rss_growth_mb"] == 12.34
+    assert (publish["rss_growth_mb"], publish["rss_late_mb"]) == (12.34, 0.46)
     assert edge["p99_ms"] is None
     assert edge["redis_mb"] is None
     assert set(edge) == set(publish)
@@ -140,3 +143,16 @@ def test_a_run_without_baseline_has_no_ratio() -> None:
 
 def test_memory_is_scaled_to_10k_objects() -> None:
     assert per_10k(2**20, 100) == 100.0
+
+
+def test_half_the_copies_have_landed_when_the_middle_one_does() -> None:
+    seen = {"a": 3.0, "b": 1.0, "c": 2.0, "d": 9.0}
+
+    assert half_landed(seen) == 3.0
+
+
+def test_the_memory_at_a_moment_is_the_last_sample_taken_by_then() -> None:
+    samples = [(0.0, 100), (0.5, 140), (1.0, 150)]
+
+    assert [sampled_at(samples, moment) for moment in (0.4, 0.5, 0.9, 7.0)] == [100, 140, 140, 150]
+    assert sampled_at(samples, -1.0) == 100
