@@ -252,7 +252,7 @@ class ClustersBench:
         await asyncio.wait_for(asyncio.gather(*watchers), self.stack.remaining(timeout))
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.queue.idle(self.stack)
+        await self.queue.idle(self.stack, timeout)  # the echoes' runs drain at the workers' pace
         after = await traffic(apis)
         sides = dict(
             zip(("kcp", *CLUSTERS), (a - b for a, b in zip(after, before, strict=True)), strict=True)

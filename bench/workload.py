@@ -233,7 +233,7 @@ class WorkloadBench:
         await asyncio.wait_for(watcher, 10)
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.queue.idle(self.stack)
+        await self.queue.idle(self.stack, timeout)  # the status runs drain at the workers' pace
         kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         return sync_figures(started, created, seen, create_s, {"kcp": kcp, "physical": physical}, done, cpu)
