@@ -131,7 +131,7 @@ class JsonApi:
         *,
         query: dict[str, str] | None = None,
         body: Any = None,
-        content_type: str = "application/json",
+        content_type: str = JSON,
         accept: str = JSON,
     ) -> Obj:
         """Send one request and return the decoded JSON body (``accept``: e.g. ``METADATA_LIST``)."""
