@@ -179,11 +179,6 @@ def middle_rate(seen: dict[str, float], started: float) -> tuple[float, float, f
     return (copies / (last - first) if last > first else 0.0), first - started, last - started
 
 
-def half_landed(seen: dict[str, float]) -> float:
-    """When half the copies had landed (the ``seen`` time of the middle one)."""
-    return sorted(seen.values())[len(seen) // 2]
-
-
 def sync_figures(
     started: float,
     created: dict[str, float],
@@ -202,7 +197,7 @@ def sync_figures(
     middle = middle_rate(seen, started)
     return {
         "rate": objects / elapsed,
-        "half_at": half_landed(seen),
+        "half_at": percentile(list(seen.values()), 50),  # when half the copies had landed
         "elapsed": elapsed,
         "middle": middle,
         "last_s": elapsed,

@@ -7,7 +7,7 @@ from dataclasses import replace
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, table
-from bench.support import half_landed, sampled_at
+from bench.support import sampled_at
 
 PUBLISH = ModeFigures(
     mode="publish",
@@ -143,12 +143,6 @@ def test_a_run_without_baseline_has_no_ratio() -> None:
 
 def test_memory_is_scaled_to_10k_objects() -> None:
     assert per_10k(2**20, 100) == 100.0
-
-
-def test_half_the_copies_have_landed_when_the_middle_one_does() -> None:
-    seen = {"a": 3.0, "b": 1.0, "c": 2.0, "d": 9.0}
-
-    assert half_landed(seen) == 3.0
 
 
 def test_the_memory_at_a_moment_is_the_last_sample_taken_by_then() -> None:
