@@ -124,16 +124,18 @@ async def watch_first_seen(
     timeout: int = 290,
     on_new: Callable[[int], None] | None = None,
     opened: asyncio.Event | None = None,
+    shows: Callable[[dict[str, Any]], bool] | None = None,
 ) -> None:
     """Record in ``seen`` when each object of ``path`` matching ``selector`` first appears on a raw watch
     stream (``watch_events``), by ``name_of(object)``, until ``expected`` are seen or the watch ends after
     ``timeout`` seconds; ``on_new(len(seen))`` is called after each new one. Several watches may share
-    ``seen``: each counts the objects it recorded itself towards its ``expected``."""
+    ``seen``: each counts the objects it recorded itself towards its ``expected``. With ``shows``, an
+    object counts from the first event in which ``shows(object)`` holds."""
     recorded = 0
 
     def first(kind: str, obj: dict[str, Any]) -> bool | None:
         nonlocal recorded
-        if kind not in ("ADDED", "MODIFIED"):
+        if kind not in ("ADDED", "MODIFIED") or (shows is not None and not shows(obj)):
             return None
         name = name_of(obj)
         if name in seen:
@@ -187,12 +189,16 @@ def sync_figures(
     requests: dict[str, Counter[str]],
     done: Counter[str],
     cpu: Counter[str],
+    returned: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """The figures of a sync run: objects created at ``created`` times, copies seen at ``seen`` times,
     ``requests`` per side during the run, the ``done`` task verbs and the ``cpu`` seconds it took; the
-    last copy's seconds after ``started`` and the bound it should be within (``last_copy_bound``)."""
+    last copy's seconds after ``started`` and the bound it should be within (``last_copy_bound``).
+    With ``returned`` (when each object's status came back upstream), the run lasts until the last
+    status is back too, as the baseline's writes include it."""
     objects = len(created)
-    elapsed = max(seen.values()) - started
+    last_copy = max(seen.values()) - started
+    elapsed = max(last_copy, max(returned.values()) - started) if returned else last_copy
     latencies = [(seen[name] - at) * 1000 for name, at in created.items()]
     middle = middle_rate(seen, started)
     return {
@@ -200,7 +206,8 @@ def sync_figures(
         "half_at": percentile(list(seen.values()), 50),  # when half the copies had landed
         "elapsed": elapsed,
         "middle": middle,
-        "last_s": elapsed,
+        "last_s": last_copy,
+        "returned_s": max(returned.values()) - started if returned else None,
         "bound_s": last_copy_bound(objects, middle[0]),
         "create_s": create_s,
         "p50": percentile(latencies, 50),

@@ -81,11 +81,14 @@ BASELINE = (
     "this process does syncflow's writes per object (kcp create, finalizer patch, the mapped namespace"
     " once, the physical copy, its state Secret, the status written back to kcp once per status change"
     " of the simulated controller: one), timed by the write responses; with 8 clients on syncflow's stack"
-    " once syncflow is stopped"
+    " once syncflow is stopped. syncflow's obj/s run until every copy exists and every status is back"
+    " in kcp"
 )
 """What the fair baseline does."""
 RETURNED_STATUS = {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}
 """The status the baseline writes back (the simulated controller's, for a one-replica Deployment)."""
+READY = RETURNED_STATUS["readyReplicas"]
+"""The ready replicas by which a kcp Deployment shows its status is back."""
 
 
 def deployment(name: str, run: str) -> dict[str, Any]:
@@ -217,26 +220,50 @@ class WorkloadBench:
             opened=opened,
         )
 
+    async def watch_returned(
+        self, run: str, returned: dict[str, float], expected: int, opened: asyncio.Event
+    ) -> None:
+        """Record when each kcp Deployment of run ``run`` first shows the status the simulated controller
+        gave its copy (raw watch stream)."""
+        await watch_first_seen(
+            self.session,
+            self.kcp,
+            f"{self.ws}/apis/apps/v1/deployments",
+            f"bench-run%3D{run}",
+            lambda obj: str(obj["metadata"]["name"]),
+            returned,
+            expected,
+            opened=opened,
+            shows=lambda obj: (obj.get("status") or {}).get("readyReplicas") == READY,
+        )
+
     async def sync_run(self, objects: int, timeout: float) -> dict[str, Any]:
-        """Create ``objects`` Deployments in kcp and time syncflow until every copy exists."""
+        """Create ``objects`` Deployments in kcp and time syncflow until every copy exists and every
+        copy's status is back in kcp (the baseline writes it back too)."""
         run = "sync"
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.physical])
         done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
         seen: dict[str, float] = {}
-        watcher = await open_watch(lambda opened: self.watch_copies(run, seen, objects, opened))
+        returned: dict[str, float] = {}
+        watchers = [
+            await open_watch(lambda opened: self.watch_copies(run, seen, objects, opened)),
+            await open_watch(lambda opened: self.watch_returned(run, returned, objects, opened)),
+        ]
         names = [f"d-{i}" for i in range(objects)]
         started = time.perf_counter()
         created = await self.create_all(names, run)
         create_s = time.perf_counter() - started
         await self.stack.wait(lambda: self._copies(run, objects), timeout, f"{objects} copies", 1.0)
-        await asyncio.wait_for(watcher, 10)
+        for watcher in watchers:  # the copies' watch ends at once, the statuses' once all are back
+            await asyncio.wait_for(watcher, self.stack.remaining(timeout))
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
-        await self.queue.idle(self.stack, timeout)  # the status runs drain at the workers' pace
+        await self.queue.idle(self.stack, timeout)
         kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
         done = done_verbs(self.stack) - done_before
-        return sync_figures(started, created, seen, create_s, {"kcp": kcp, "physical": physical}, done, cpu)
+        sides = {"kcp": kcp, "physical": physical}
+        return sync_figures(started, created, seen, create_s, sides, done, cpu, returned)
 
     async def watch_statuses(
         self, api: Api, path: str, run: str, log: StatusLog, opened: asyncio.Event
@@ -480,6 +507,7 @@ def report(
                 f"  latency           p50 {r['p50']:.0f} ms  p99 {r['p99']:.0f} ms"
                 "  (kcp create response -> ADDED on a physical-cluster watch)",
                 f"  last copy         {r['last_s']:.1f} s after the first create{bound}",
+                f"  last status back  {r['returned_s']:.1f} s after the first create (in kcp)",
                 *steady_lines,
                 f"  reconciles/object {r['sync']:8.2f} sync  {r['status']:.2f} status",
                 f"  API requests/obj  {r['kcp'] + r['physical']:8.2f}  (kcp {r['kcp']:.2f},"

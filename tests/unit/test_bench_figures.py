@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, table
-from bench.support import sampled_at
+from bench.support import sampled_at, sync_figures
 
 PUBLISH = ModeFigures(
     mode="publish",
@@ -150,3 +151,14 @@ def test_the_memory_at_a_moment_is_the_last_sample_taken_by_then() -> None:
 
     assert [sampled_at(samples, moment) for moment in (0.4, 0.5, 0.9, 7.0)] == [100, 140, 140, 150]
     assert sampled_at(samples, -1.0) == 100
+
+
+def test_a_run_with_statuses_to_return_lasts_until_the_last_one_is_back() -> None:
+    created = {"a": 10.0, "b": 10.0}
+    seen = {"a": 11.0, "b": 12.0}
+    requests = {"kcp": Counter({"PATCH": 4})}
+    copies_only = sync_figures(10.0, created, seen, 1.0, requests, Counter({"sync": 2}), Counter())
+    assert (copies_only["rate"], copies_only["last_s"], copies_only["returned_s"]) == (1.0, 2.0, None)
+    returned = {"a": 13.0, "b": 14.0}
+    both = sync_figures(10.0, created, seen, 1.0, requests, Counter({"sync": 2}), Counter(), returned)
+    assert (both["rate"], both["last_s"], both["returned_s"]) == (0.5, 2.0, 4.0)
