@@ -10,14 +10,16 @@ if TYPE_CHECKING:
     from redis import Redis
 
 CONTROL_QUEUE = "control"
-KEYED_QUEUES = ("sync", "status", CONTROL_QUEUE)
+STATUS_QUEUE = "status"
+"""The work queue, and Celery queue, of the keys that return status."""
+KEYED_QUEUES = ("sync", STATUS_QUEUE, CONTROL_QUEUE)
 """Work queues with the keyed Lua structures; each is also the Celery queue of its event lane.
 ``control`` carries a mode's control-plane keys (heartbeats, type discovery), so a flood of object
 events never delays them."""
 BULK_QUEUE = "sync-bulk"
 """Celery queue of the bulk lane (relists, resync) of every keyed queue."""
 PERIODIC_QUEUE = "periodic"
-CELERY_QUEUES = ("sync", BULK_QUEUE, "status", CONTROL_QUEUE, PERIODIC_QUEUE)
+CELERY_QUEUES = ("sync", BULK_QUEUE, STATUS_QUEUE, CONTROL_QUEUE, PERIODIC_QUEUE)
 """Every Celery queue syncflow uses."""
 
 # Order matters: the Lua prelude (common.lua) reads KEYS in this order, then the shared ones.

@@ -5,6 +5,12 @@ wait, at most ``LINGER``, and go out together: the publisher then packs them int
 (``syncflow.tasks.CeleryPublisher``), so a burst of events costs a few broker messages, not one
 each. At most ``MAX_HELD`` messages wait; a full buffer is sent at once by the caller.
 
+Status keys may linger longer (``STATUS_LINGER``, ``QueueLingers``): during a burst, status events
+arrive one by one at the pace the copies land, and the workers take messages from each Celery queue
+in turn, whatever their size. At sync's 20 ms, a status message carried 2 to 3 keys against a sync
+message's 6 to 8, so status got about an eighth of the pool's time during a burst and, in a large
+one, fell minutes behind it.
+
 A send that fails on the background thread is logged and dropped: its keys are already pending in
 the queue, and the pump republishes a key whose message a broker scan proves missing
 (docs/architecture.md §7).
@@ -16,7 +22,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import Publisher
@@ -27,6 +34,9 @@ logger = logging.getLogger("syncflow.publish")
 
 LINGER = 0.02
 """Seconds a key may wait for others to share its message (only within a burst)."""
+STATUS_LINGER = 0.1
+"""Seconds a status key may wait for others (only within a burst): enough for its message to carry as
+many keys as a sync message while copies land at 100 a second."""
 MAX_HELD = 10_000
 """Messages held at most; a full buffer is sent at once."""
 
@@ -104,3 +114,24 @@ class LingeringPublisher:
                 if self._closed:
                     return None
                 self._changed.wait(self._due - now if self._held else None)
+
+
+class QueueLingers:
+    """A ``Publisher`` that lets each Celery queue's keys linger as long as ``lingers`` says
+    (``default`` for the others), each queue through its own ``LingeringPublisher``."""
+
+    def __init__(self, publisher: Publisher, lingers: Mapping[str, float], default: float = LINGER) -> None:
+        self._by_queue = {queue: LingeringPublisher(publisher, linger) for queue, linger in lingers.items()}
+        self._other = LingeringPublisher(publisher, default)
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        routed: dict[str, list[tuple[ObjectKey, str]]] = defaultdict(list)
+        for key, queue in messages:
+            routed[queue].append((key, queue))
+        for queue, held in routed.items():
+            self._by_queue.get(queue, self._other)(held)
+
+    def close(self) -> None:
+        """Send what every queue holds and stop their background threads."""
+        for publisher in (*self._by_queue.values(), self._other):
+            publisher.close()

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from syncflow.queue.keys import ObjectKey
-from syncflow.queue.linger import LingeringPublisher
+from syncflow.queue.linger import LingeringPublisher, QueueLingers
 from tests.support.waiting import wait_for
 
 KEYS = [ObjectKey("sync", "r", "root:ws", "ns", f"obj-{i}") for i in range(50)]
@@ -99,3 +99,17 @@ def test_a_failed_background_send_is_logged_and_the_next_ones_still_go(
     publisher([(KEYS[2], "sync")])
     publisher.close()
     assert calls.keys() == [KEYS[0], KEYS[2]]
+
+
+def test_each_queue_lingers_as_long_as_it_is_told_and_close_sends_all() -> None:
+    calls = Calls()
+    publisher = QueueLingers(calls, {"status": 60}, default=0.05)
+    status = [ObjectKey("status", "r", "root:ws", "ns", f"obj-{i}") for i in range(3)]
+    publisher([(status[0], "status"), (KEYS[0], "sync")])  # each queue's first key goes at once
+    publisher([(status[1], "status"), (KEYS[1], "sync")])
+    publisher([(status[2], "status"), (KEYS[2], "sync")])
+    wait_for(lambda: KEYS[2] in set(calls.keys()), timeout=5, what="sync's held keys sent after its linger")
+    assert set(calls.keys()) == {status[0], *KEYS[:3]}, "status keys still wait for more"
+    publisher.close()
+    assert sorted(calls.keys()) == sorted([*status, *KEYS[:3]]), "no key lost"
+    assert calls.calls[-1] == status[1:], "the status keys went out together"
