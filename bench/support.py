@@ -112,6 +112,11 @@ async def watch_events(
                 return
 
 
+def object_name(obj: dict[str, Any]) -> str:
+    """An object's name (how the benchmarks name what they watch for)."""
+    return str(obj["metadata"]["name"])
+
+
 async def watch_first_seen(
     session: aiohttp.ClientSession,
     api: Api,

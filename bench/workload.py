@@ -34,7 +34,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
 
 import aiohttp
@@ -60,6 +60,7 @@ from bench.support import (
     done_verbs,
     in_parallel,
     load_average,
+    object_name,
     open_watch,
     run_dir,
     served,
@@ -87,8 +88,11 @@ BASELINE = (
 """What the fair baseline does."""
 RETURNED_STATUS = {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}
 """The status the baseline writes back (the simulated controller's, for a one-replica Deployment)."""
-READY = RETURNED_STATUS["readyReplicas"]
-"""The ready replicas by which a kcp Deployment shows its status is back."""
+
+
+def shows_returned(deployment: dict[str, Any]) -> bool:
+    """Whether a kcp Deployment shows the status the simulated controller gave its copy."""
+    return bool((deployment.get("status") or {}).get("readyReplicas") == RETURNED_STATUS["readyReplicas"])
 
 
 def deployment(name: str, run: str) -> dict[str, Any]:
@@ -209,32 +213,29 @@ class WorkloadBench:
     ) -> None:
         """Record when each physical copy of run ``run`` first appears (raw watch stream); ``opened``:
         see ``watch_first_seen``."""
-        await watch_first_seen(
-            self.session,
-            self.physical,
-            "/apis/apps/v1/deployments",
-            f"bench-run%3D{run}",
-            lambda obj: str(obj["metadata"]["name"]),
-            seen,
-            expected,
-            opened=opened,
-        )
+        await self._first_seen(self.physical, "/apis/apps/v1/deployments", run, seen, expected, opened)
 
     async def watch_returned(
         self, run: str, returned: dict[str, float], expected: int, opened: asyncio.Event
     ) -> None:
         """Record when each kcp Deployment of run ``run`` first shows the status the simulated controller
         gave its copy (raw watch stream)."""
+        path = f"{self.ws}/apis/apps/v1/deployments"
+        await self._first_seen(self.kcp, path, run, returned, expected, opened, shows_returned)
+
+    async def _first_seen(
+        self,
+        api: Api,
+        path: str,
+        run: str,
+        seen: dict[str, float],
+        expected: int,
+        opened: asyncio.Event | None,
+        shows: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
+        selector = f"bench-run%3D{run}"
         await watch_first_seen(
-            self.session,
-            self.kcp,
-            f"{self.ws}/apis/apps/v1/deployments",
-            f"bench-run%3D{run}",
-            lambda obj: str(obj["metadata"]["name"]),
-            returned,
-            expected,
-            opened=opened,
-            shows=lambda obj: (obj.get("status") or {}).get("readyReplicas") == READY,
+            self.session, api, path, selector, object_name, seen, expected, opened=opened, shows=shows
         )
 
     async def sync_run(self, objects: int, timeout: float) -> dict[str, Any]:
