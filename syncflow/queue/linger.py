@@ -5,11 +5,13 @@ wait, at most ``LINGER``, and go out together: the publisher then packs them int
 (``syncflow.tasks.CeleryPublisher``), so a burst of events costs a few broker messages, not one
 each. At most ``MAX_HELD`` messages wait; a full buffer is sent at once by the caller.
 
-Status keys may linger longer (``STATUS_LINGER``, ``QueueLingers``): during a burst, status events
-arrive one by one at the pace the copies land, and the workers take messages from each Celery queue
-in turn, whatever their size. At sync's 20 ms, a status message carried 2 to 3 keys against a sync
-message's 6 to 8, so status got about an eighth of the pool's time during a burst and, in a large
-one, fell minutes behind it.
+Status keys linger longer while the status queue has a backlog (``STATUS_LINGER``, ``QueueLingers``,
+``BacklogLinger``): during a burst, status events arrive one by one at the pace the copies land, and
+the workers take messages from each Celery queue in turn, whatever their size. At sync's 20 ms, a
+status message carried 2 to 3 keys against a sync message's 6 to 8, so status got about an eighth
+of the pool's time during a burst and, in a large one, fell minutes behind it. While messages wait
+in the broker anyway, a longer wait costs a key little; without a backlog, status keys linger as
+sync's do, so a status change that the workers could take at once is not held back.
 
 A send that fails on the background thread is logged and dropped: its keys are already pending in
 the queue, and the pump republishes a key whose message a broker scan proves missing
@@ -23,7 +25,7 @@ import math
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import Publisher
@@ -35,8 +37,10 @@ logger = logging.getLogger("syncflow.publish")
 LINGER = 0.02
 """Seconds a key may wait for others to share its message (only within a burst)."""
 STATUS_LINGER = 0.1
-"""Seconds a status key may wait for others (only within a burst): enough for its message to carry as
-many keys as a sync message while copies land at 100 a second."""
+"""Seconds a status key may wait for others while the status queue has a backlog: enough for its
+message to carry as many keys as a sync message while copies land at 100 a second."""
+BACKLOG_EVERY = 0.25
+"""Seconds between two reads of a queue's backlog in the broker (one round trip each)."""
 MAX_HELD = 10_000
 """Messages held at most; a full buffer is sent at once."""
 
@@ -44,9 +48,12 @@ MAX_HELD = 10_000
 class LingeringPublisher:
     """A ``Publisher`` that lets the keys of a burst share messages (see the module docstring)."""
 
-    def __init__(self, publisher: Publisher, linger: float = LINGER, limit: int = MAX_HELD) -> None:
+    def __init__(
+        self, publisher: Publisher, linger: float | Callable[[], float] = LINGER, limit: int = MAX_HELD
+    ) -> None:
+        """``linger``: seconds, or what tells them at each call."""
         self.publisher = publisher
-        self.linger = linger
+        self.linger = linger if callable(linger) else lambda: linger
         self.limit = limit
         self._held: list[tuple[ObjectKey, str]] = []
         self._due = 0.0
@@ -56,14 +63,15 @@ class LingeringPublisher:
         self._thread: threading.Thread | None = None
 
     def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+        linger = self.linger()
         with self._changed:
             now = time.monotonic()
-            if self._closed or (not self._held and now - self._last_send >= self.linger):
+            if self._closed or (not self._held and now - self._last_send >= linger):
                 self._last_send = now
                 send_now = list(messages)
             else:
                 if not self._held:
-                    self._due = self._last_send + self.linger
+                    self._due = self._last_send + linger
                 self._held.extend(messages)
                 send_now = self._take(now) if len(self._held) >= self.limit else []
                 self._start()
@@ -116,13 +124,31 @@ class LingeringPublisher:
                 self._changed.wait(self._due - now if self._held else None)
 
 
-class QueueLingers:
-    """A ``Publisher`` that lets each Celery queue's keys linger as long as ``lingers`` says
-    (``default`` for the others), each queue through its own ``LingeringPublisher``."""
+class BacklogLinger:
+    """A linger of ``long`` seconds while ``backlog()`` (messages waiting in the broker) is above zero,
+    else ``LINGER``; the backlog is read at most every ``BACKLOG_EVERY`` seconds."""
 
-    def __init__(self, publisher: Publisher, lingers: Mapping[str, float], default: float = LINGER) -> None:
+    def __init__(self, backlog: Callable[[], int], long: float) -> None:
+        self.backlog = backlog
+        self.long = long
+        self._backlogged = False
+        self._read_at = -math.inf
+
+    def __call__(self) -> float:
+        now = time.monotonic()
+        if now - self._read_at >= BACKLOG_EVERY:
+            self._read_at = now
+            self._backlogged = self.backlog() > 0
+        return self.long if self._backlogged else LINGER
+
+
+class QueueLingers:
+    """A ``Publisher`` that lets each Celery queue's keys linger as ``lingers`` says (seconds, or what
+    tells them; ``LINGER`` for the other queues), each queue through its own ``LingeringPublisher``."""
+
+    def __init__(self, publisher: Publisher, lingers: Mapping[str, float | Callable[[], float]]) -> None:
         self._by_queue = {queue: LingeringPublisher(publisher, linger) for queue, linger in lingers.items()}
-        self._other = LingeringPublisher(publisher, default)
+        self._other = LingeringPublisher(publisher)
 
     def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
         routed: dict[str, list[tuple[ObjectKey, str]]] = defaultdict(list)

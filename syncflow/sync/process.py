@@ -20,7 +20,7 @@ from syncflow.config import Settings
 from syncflow.kube.leader import LeaderElector
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import STATUS_QUEUE
-from syncflow.queue.linger import STATUS_LINGER, QueueLingers
+from syncflow.queue.linger import STATUS_LINGER, BacklogLinger, QueueLingers
 from syncflow.queue.service import QueueService
 from syncflow.util.health import HealthServer
 from syncflow.util.logs import configure_logging, log_event
@@ -57,7 +57,11 @@ class WatchProcess:
         self.settings = settings
         configure_logging(settings.log_format, settings.log_level, agent=settings.qualified_agent_name)
         # Events come one by one: the keys of a burst share messages (syncflow.queue.linger).
-        self.publisher = QueueLingers(service.publisher, {STATUS_QUEUE: STATUS_LINGER})
+        # Status keys linger longer while their queue has a backlog, so status returns keep up.
+        status_backlog = BacklogLinger(
+            lambda: service.broker.depths([STATUS_QUEUE])[STATUS_QUEUE], STATUS_LINGER
+        )
+        self.publisher = QueueLingers(service.publisher, {STATUS_QUEUE: status_backlog})
         self.queue = QueueService(service.redis, settings, self.publisher, service.broker)
         self.make_watcher = make_watcher
         self.identity = f"{settings.qualified_agent_name}_{socket.gethostname()}_{os.getpid()}"

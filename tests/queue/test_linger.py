@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from syncflow.queue import linger
 from syncflow.queue.keys import ObjectKey
-from syncflow.queue.linger import LingeringPublisher, QueueLingers
+from syncflow.queue.linger import BacklogLinger, LingeringPublisher, QueueLingers
 from tests.support.waiting import wait_for
 
 KEYS = [ObjectKey("sync", "r", "root:ws", "ns", f"obj-{i}") for i in range(50)]
@@ -103,7 +104,7 @@ def test_a_failed_background_send_is_logged_and_the_next_ones_still_go(
 
 def test_each_queue_lingers_as_long_as_it_is_told_and_close_sends_all() -> None:
     calls = Calls()
-    publisher = QueueLingers(calls, {"status": 60}, default=0.05)
+    publisher = QueueLingers(calls, {"status": 60})
     status = [ObjectKey("status", "r", "root:ws", "ns", f"obj-{i}") for i in range(3)]
     publisher([(status[0], "status"), (KEYS[0], "sync")])  # each queue's first key goes at once
     publisher([(status[1], "status"), (KEYS[1], "sync")])
@@ -113,3 +114,20 @@ def test_each_queue_lingers_as_long_as_it_is_told_and_close_sends_all() -> None:
     publisher.close()
     assert sorted(calls.keys()) == sorted([*status, *KEYS[:3]]), "no key lost"
     assert calls.calls[-1] == status[1:], "the status keys went out together"
+
+
+def test_a_backlog_lingers_long_and_its_reads_are_spaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linger, "BACKLOG_EVERY", 60)
+    depths = [5, 0]
+    reads: list[int] = []
+
+    def backlog() -> int:
+        reads.append(depths[0])
+        return depths[0]
+
+    lingers = BacklogLinger(backlog, long=0.5)
+    assert lingers() == 0.5, "messages wait in the broker: keys may wait longer"
+    depths[0] = 0
+    assert lingers() == 0.5 and len(reads) == 1, "the backlog is read again only after BACKLOG_EVERY"
+    monkeypatch.setattr(linger, "BACKLOG_EVERY", 0)
+    assert lingers() == linger.LINGER, "no backlog: keys linger as any queue's do"
