@@ -233,9 +233,18 @@ class WorkloadBench:
         opened: asyncio.Event | None,
         shows: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
-        selector = f"bench-run%3D{run}"
+        selector, timeout = f"bench-run%3D{run}", max(1, int(self.stack.remaining(3600)))
         await watch_first_seen(
-            self.session, api, path, selector, object_name, seen, expected, opened=opened, shows=shows
+            self.session,
+            api,
+            path,
+            selector,
+            object_name,
+            seen,
+            expected,
+            timeout=timeout,
+            opened=opened,
+            shows=shows,
         )
 
     async def sync_run(self, objects: int, timeout: float) -> dict[str, Any]:
@@ -258,6 +267,8 @@ class WorkloadBench:
         await self.stack.wait(lambda: self._copies(run, objects), timeout, f"{objects} copies", 1.0)
         for watcher in watchers:  # the copies' watch ends at once, the statuses' once all are back
             await asyncio.wait_for(watcher, self.stack.remaining(timeout))
+        if len(returned) < objects:
+            raise self.stack.fail(f"{objects - len(returned)} statuses never came back to kcp")
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
         await self.queue.idle(self.stack, timeout)
