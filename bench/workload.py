@@ -265,10 +265,19 @@ class WorkloadBench:
         created = await self.create_all(names, run)
         create_s = time.perf_counter() - started
         await self.stack.wait(lambda: self._copies(run, objects), timeout, f"{objects} copies", 1.0)
-        for watcher in watchers:  # the copies' watch ends at once, the statuses' once all are back
-            await asyncio.wait_for(watcher, self.stack.remaining(timeout))
-        if len(returned) < objects:
-            raise self.stack.fail(f"{objects - len(returned)} statuses never came back to kcp")
+        copies, statuses = watchers
+        try:  # the copies' watch ends at once, the statuses' once all are back
+            await asyncio.wait_for(copies, 10)
+            await asyncio.wait_for(statuses, self.stack.remaining(timeout))
+        except TimeoutError:
+            pass  # reported below, with the count
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+        if len(seen) < objects or len(returned) < objects:
+            raise self.stack.fail(
+                f"{objects - len(seen)} copies and {objects - len(returned)} statuses never seen in time"
+            )
         cpu = self.stack.cpu()
         cpu.subtract(cpu_before)
         await self.queue.idle(self.stack, timeout)

@@ -41,6 +41,8 @@ STATUS_LINGER = 0.1
 message to carry as many keys as a sync message while copies land at 100 a second."""
 BACKLOG_EVERY = 0.25
 """Seconds between two reads of a queue's backlog in the broker (one round trip each)."""
+BACKLOG_RETRY = 10.0
+"""Seconds before a backlog that could not be read is read again (meanwhile: no backlog)."""
 MAX_HELD = 10_000
 """Messages held at most; a full buffer is sent at once."""
 
@@ -63,7 +65,7 @@ class LingeringPublisher:
         self._thread: threading.Thread | None = None
 
     def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
-        linger = self.linger()
+        linger = 0.0 if self._closed else self.linger()
         with self._changed:
             now = time.monotonic()
             if self._closed or (not self._held and now - self._last_send >= linger):
@@ -126,19 +128,35 @@ class LingeringPublisher:
 
 class BacklogLinger:
     """A linger of ``long`` seconds while ``backlog()`` (messages waiting in the broker) is above zero,
-    else ``LINGER``; the backlog is read at most every ``BACKLOG_EVERY`` seconds."""
+    else ``LINGER``. One thread at a time reads the backlog, at most every ``BACKLOG_EVERY`` seconds;
+    the others use the last answer. A read that fails is logged and counts as no backlog until
+    ``BACKLOG_RETRY`` seconds later: it only tunes a wait, so it never fails a publish."""
 
     def __init__(self, backlog: Callable[[], int], long: float) -> None:
         self.backlog = backlog
         self.long = long
         self._backlogged = False
-        self._read_at = -math.inf
+        self._next_read = -math.inf
+        self._reading = threading.Lock()
 
     def __call__(self) -> float:
         now = time.monotonic()
-        if now - self._read_at >= BACKLOG_EVERY:
-            self._read_at = now
-            self._backlogged = self.backlog() > 0
+        if now >= self._next_read and self._reading.acquire(blocking=False):
+            try:
+                self._next_read = now + BACKLOG_EVERY
+                self._backlogged = self.backlog() > 0
+            except Exception as exc:  # e.g. the broker is unreachable: its publish will say so
+                self._backlogged = False
+                self._next_read = now + BACKLOG_RETRY
+                log_event(
+                    logger,
+                    "publish.backlog_unread",
+                    level=logging.WARNING,
+                    error=f"{type(exc).__name__}: {describe(exc)}",
+                    retry_in=BACKLOG_RETRY,
+                )
+            finally:
+                self._reading.release()
         return self.long if self._backlogged else LINGER
 
 

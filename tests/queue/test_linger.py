@@ -129,5 +129,43 @@ def test_a_backlog_lingers_long_and_its_reads_are_spaced(monkeypatch: pytest.Mon
     assert lingers() == 0.5, "messages wait in the broker: keys may wait longer"
     depths[0] = 0
     assert lingers() == 0.5 and len(reads) == 1, "the backlog is read again only after BACKLOG_EVERY"
-    monkeypatch.setattr(linger, "BACKLOG_EVERY", 0)
+    lingers._next_read = 0  # the next read is due
     assert lingers() == linger.LINGER, "no backlog: keys linger as any queue's do"
+
+
+def test_a_backlog_that_cannot_be_read_is_logged_counts_as_none_and_is_read_again_later(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(linger, "BACKLOG_EVERY", 0)
+    reads: list[str] = []
+
+    def unreachable() -> int:
+        reads.append("read")
+        raise ConnectionError("broker down")
+
+    lingers = BacklogLinger(unreachable, long=0.5)
+    with caplog.at_level(logging.WARNING, logger="syncflow.publish"):
+        assert lingers() == linger.LINGER, "an unknown backlog never holds keys back"
+        assert lingers() == linger.LINGER
+    assert len(reads) == 1, "not read again before BACKLOG_RETRY"
+    [record] = [r for r in caplog.records if r.getMessage() == "publish.backlog_unread"]
+    assert "broker down" in record.syncflow_fields["error"]  # type: ignore[attr-defined]
+    lingers._next_read = 0  # the retry is due
+    lingers()
+    assert len(reads) == 2
+
+
+def test_a_linger_that_changes_applies_from_the_next_call() -> None:
+    calls = Calls()
+    seconds = [60.0]
+    publisher = LingeringPublisher(calls, lambda: seconds[0])
+    publisher([(KEYS[0], "sync")])
+    publisher([(KEYS[1], "sync")])  # within 60 s of the send: held
+    assert calls.keys() == [KEYS[0]]
+    publisher.close()
+    seconds[0] = 0.0
+    reopened = LingeringPublisher(calls, lambda: seconds[0])
+    reopened([(KEYS[2], "sync")])
+    reopened([(KEYS[3], "sync")])  # no linger: at once
+    assert calls.keys() == KEYS[:4]
+    reopened.close()
