@@ -203,7 +203,8 @@ def sync_figures(
     status is back too, as the baseline's writes include it."""
     objects = len(created)
     last_copy = max(seen.values()) - started
-    elapsed = max(last_copy, max(returned.values()) - started) if returned else last_copy
+    last_status = max(returned.values()) - started if returned else None
+    elapsed = last_copy if last_status is None else max(last_copy, last_status)
     latencies = [(seen[name] - at) * 1000 for name, at in created.items()]
     middle = middle_rate(seen, started)
     return {
@@ -212,7 +213,7 @@ def sync_figures(
         "elapsed": elapsed,
         "middle": middle,
         "last_s": last_copy,
-        "returned_s": max(returned.values()) - started if returned else None,
+        "returned_s": last_status,
         "bound_s": last_copy_bound(objects, middle[0]),
         "create_s": create_s,
         "p50": percentile(latencies, 50),
