@@ -133,6 +133,8 @@ def test_reject_on_worker_lost_redelivers_the_message_of_a_killed_process(
     key = ObjectKey("rec", "lost", "root:ws", "", "obj")
     live.event(key)
     child = wait_for(lambda: accepted_task_pid(live, key), timeout=30, what="the task to be accepted")
+    # accepted is not yet claimed: killed before its claim, the redelivered run would find no lease
+    wait_for(lambda: any(r.end is None for r in live.runs(key)), timeout=30, what="the key's run")
     os.kill(child, signal.SIGKILL)
     # The same message comes back and is delivered again; the dead run's lease is still live.
     wait_for(
