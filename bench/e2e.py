@@ -87,6 +87,7 @@ from bench.support import (
     REPO,
     AgentQueue,
     Memory,
+    all_seen,
     apply_crds,
     cpu_summary,
     done_verbs,
@@ -539,15 +540,11 @@ class Bench:
         created = await self.create_all(names, run, rate=self.create_rate)
         create_s = time.perf_counter() - started
 
-        async def complete() -> bool | None:
-            if watcher.done():
-                watcher.result()
-            if len(seen) < objects:  # no LIST of the growing resource while the run is measured
-                return None
-            return True if await self.count_copies(run) >= objects else None
+        async def listed() -> bool:
+            return await self.count_copies(run) >= objects
 
-        await self.stack.wait(
-            complete, timeout, f"{objects} local copies of run {run} (seen {len(seen)})", 0.1
+        await all_seen(
+            self.stack, watcher, seen, objects, listed, timeout, f"{objects} local copies of run {run}"
         )
         at_complete = await traffic([self.kcp, self.service])
         window = time.perf_counter() - started

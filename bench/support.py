@@ -172,6 +172,35 @@ async def open_watch(
     raise TimeoutError(f"the watch did not open within {timeout:g} s")
 
 
+async def all_seen(
+    stack: Stack,
+    watcher: asyncio.Task[None],
+    seen: Mapping[str, float],
+    expected: int,
+    listed: Callable[[], Awaitable[bool | None]],
+    timeout: float,
+    what: str,
+) -> None:
+    """Wait until ``watcher`` has recorded ``expected`` objects in ``seen`` (its error, if it fails), then
+    until ``listed()`` confirms them. Nothing lists the growing resource before: a poll by LIST would
+    cost the API server and this process CPU that the baseline does not spend."""
+
+    from bench.e2e import BenchError  # bench.e2e imports this module
+
+    async def complete() -> bool | None:
+        if watcher.done():
+            watcher.result()
+        if len(seen) < expected:
+            return None
+        return True if await listed() else None
+
+    try:
+        await stack.wait(complete, timeout, what, 0.1)
+    except BenchError as exc:
+        exc.add_note(f"the watch saw {len(seen)} of {expected}")
+        raise
+
+
 async def traffic(apis: Sequence[Api]) -> list[Counter[str]]:
     """Requests each server counted so far by method, minus the benchmark's own (subtract two of these)."""
     return [await api.counts() - api.mine for api in apis]

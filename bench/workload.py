@@ -56,6 +56,7 @@ from bench.support import (
     AgentQueue,
     Memory,
     agent_env,
+    all_seen,
     create_workspaces,
     done_verbs,
     in_parallel,
@@ -264,10 +265,17 @@ class WorkloadBench:
         started = time.perf_counter()
         created = await self.create_all(names, run)
         create_s = time.perf_counter() - started
-        await self.stack.wait(lambda: self._copies(run, objects), timeout, f"{objects} copies", 1.0)
         copies, statuses = watchers
-        try:  # the copies' watch ends at once, the statuses' once all are back
-            await asyncio.wait_for(copies, 10)
+        await all_seen(
+            self.stack,
+            copies,
+            seen,
+            objects,
+            lambda: self._copies(run, objects),
+            timeout,
+            f"{objects} copies",
+        )
+        try:  # the statuses' watch ends once all are back
             await asyncio.wait_for(statuses, self.stack.remaining(timeout))
         except TimeoutError:
             pass  # reported below, with the count
