@@ -7,9 +7,10 @@
    and then 3 worker processes (``--workers 1`` each), until a raw watch of each cluster has seen every
    copy: p50/p99 latency (create response → ADDED), reconciles per object (``task.done key=sync/…``
    lines), API requests per object (every devcluster's ``/debug/requests``, minus the benchmark's own).
-3. With syncflow stopped, the baseline: this process doing the two minimal calls (kcp create, cluster
-   create) per object with 8 clients, timed by the write responses; the ratio syncflow/baseline is
-   printed with the load average.
+3. With syncflow stopped, the baseline: this process doing syncflow's writes per object with 8
+   clients (kcp create, the finalizer patch, the copy in its cluster and its state Secret, with the
+   bodies syncflow's helpers build), timed as syncflow is, until a raw watch of each cluster has seen
+   every copy; the ratio syncflow/baseline is printed with the load average.
 4. Rebalance after a cluster goes away (syncflow restarted): a 6-replica Deployment split 2+2+2; one
    cluster's API server is stopped; the times until its Cluster is NotReady and until the two others
    hold 3+3 (in kcp and in the clusters) are taken, with the probe period they depend on.
@@ -39,8 +40,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
-import orjson
 
+from bench.copies import engine_copy, engine_state_secret
 from bench.e2e import Api, BenchError, Stack
 from bench.figures import BASE_CLIENTS, MemoryFigures, ModeFigures, RunOptions, latency_note, mode_figures
 from bench.steady import copy_latency, steady_rate
@@ -53,6 +54,7 @@ from bench.support import (
     done_verbs,
     in_parallel,
     load_average,
+    logical_cluster,
     object_name,
     open_watch,
     run_dir,
@@ -76,9 +78,10 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 NAMESPACES = ("first", "sync", "steady", "one", "three", "base", "split")
 """The kcp namespaces of the runs."""
 BASELINE = (
-    "this process does syncflow's writes per object (kcp create, the finalizer patch on it, the create"
-    " in its cluster, its state Secret), timed by the write responses; with 8 clients on syncflow's stack"
-    " once syncflow is stopped"
+    "this process does syncflow's writes per object with syncflow's bodies (kcp create, the finalizer"
+    " patch on it, the copy in its cluster with its sync labels and annotations, its state Secret); with"
+    " 8 clients on syncflow's stack once syncflow is stopped. Both runs last until a raw watch of each"
+    " cluster has seen every copy"
 )
 """What the fair baseline does."""
 
@@ -203,22 +206,23 @@ class ClustersBench:
         self,
         run: str,
         count: int,
-        after: Callable[[str, str], Awaitable[object]] | None = None,
+        after: Callable[[dict[str, Any], str], Awaitable[object]] | None = None,
         rate: float = 0,
         clients: int = BASE_CLIENTS,
     ) -> dict[str, float]:
         """Create ``count`` ConfigMaps in kcp namespace ``run``, the i-th for ``CLUSTERS[i % 3]`` (labelled
-        so unless ``after``, which then copies each itself), with ``clients`` concurrent clients, the
-        ``i``-th not before ``i / rate`` seconds in when ``rate`` is set; returns their create times."""
+        so unless ``after``, which then copies each itself, as kcp returned it), with ``clients``
+        concurrent clients, the ``i``-th not before ``i / rate`` seconds in when ``rate`` is set; returns
+        their create times."""
         created: dict[str, float] = {}
 
         async def create(i: int, name: str) -> None:
             cluster = CLUSTERS[i % len(CLUSTERS)]
             body = config_map(name, run, None if after else cluster)
-            await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces/{run}/configmaps", body)
+            _, obj = await self.kcp.call("POST", f"{self.ws}/api/v1/namespaces/{run}/configmaps", body)
             created[name] = time.perf_counter()
             if after is not None:
-                await after(name, cluster)
+                await after(obj, cluster)
 
         await in_parallel([f"cm-{i:05d}" for i in range(count)], create, clients, rate)
         return created
@@ -284,32 +288,40 @@ class ClustersBench:
         )
 
     async def baseline(self, count: int, clients: int = BASE_CLIENTS) -> dict[str, float]:
-        """With syncflow stopped: per object, the kcp create (unlabelled), the finalizer patch on it, the
-        create in its cluster and its state Secret, ``clients`` concurrent clients, timed by the write
-        responses."""
+        """With syncflow stopped: per object, the kcp create (unlabelled), the finalizer patch on it
+        (conditional on the version read), the copy in its cluster and its state Secret with the bodies
+        syncflow's own helpers build, ``clients`` concurrent clients. Timed, as the syncflow run is,
+        until a raw watch of each cluster has seen every copy (both runs pay for those watches)."""
+        workspace = await logical_cluster(self.kcp, WORKSPACE)
         for cluster in self.clusters.values():
             await cluster.call("POST", "/api/v1/namespaces", {"metadata": {"name": "base"}})
         apis = [self.kcp, *self.clusters.values()]
         before = sum([(await api.counts()).total() for api in apis])
-        latencies: list[float] = []
+        seen: dict[str, float] = {}
+        watchers = await self.watch_all("base", count, seen)
 
-        async def copy(name: str, cluster: str) -> None:
-            began = time.perf_counter()
-            finalizers = {"metadata": {"finalizers": [finalizer(cluster)]}}
-            path = f"{self.ws}/api/v1/namespaces/base/configmaps/{name}"
-            await self.kcp.call("PATCH", path, finalizers, content_type=MERGE_PATCH)
-            body = config_map(name, "base", None)
-            await self.clusters[cluster].call("POST", "/api/v1/namespaces/base/configmaps", body)
-            state = {
-                "metadata": {"name": f"state-{name}"},
-                "stringData": {"state": orjson.dumps(body).decode()},
+        async def copy(obj: dict[str, Any], cluster: str) -> None:
+            meta = obj["metadata"]
+            finalizers = {
+                "metadata": {"finalizers": [finalizer(cluster)], "resourceVersion": meta["resourceVersion"]}
             }
-            await self.clusters[cluster].call("POST", "/api/v1/namespaces/base/secrets", state)
-            latencies.append((time.perf_counter() - began) * 1000)
+            path = f"{self.ws}/api/v1/namespaces/base/configmaps/{meta['name']}"
+            await self.kcp.call("PATCH", path, finalizers, content_type=MERGE_PATCH)
+            # as syncflow's source carries it: labelled for its cluster
+            labelled = {**obj, "metadata": {**meta, "labels": {**meta["labels"], LABEL: cluster}}}
+            body = engine_copy(labelled, cluster=workspace, namespace="base", agent=self.stack.agent)
+            secret = engine_state_secret(labelled, cluster=workspace, state_namespace="default")
+            await self.clusters[cluster].call("POST", "/api/v1/namespaces/base/configmaps", body)
+            await self.clusters[cluster].call("POST", "/api/v1/namespaces/default/secrets", secret)
 
         started = time.perf_counter()
-        await self.create_all("base", count, copy, clients=clients)
-        elapsed = time.perf_counter() - started
+        try:
+            await self.create_all("base", count, copy, clients=clients)
+            await asyncio.wait_for(asyncio.gather(*watchers), self.stack.remaining(60))
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+        elapsed = max(seen.values()) - started  # as the syncflow run's
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = sum([(await api.counts()).total() for api in apis]) - before - count
         return {"rate": count / elapsed, "elapsed": elapsed, "calls": calls / count}

@@ -14,6 +14,7 @@ from typing import Any
 
 from syncflow.sync import metadata as md
 from syncflow.sync import state
+from syncflow.sync.desired import build_desired, managed_content
 from syncflow.sync.naming import sha1_hex
 
 Obj = dict[str, Any]
@@ -73,3 +74,35 @@ class CopyWrites:
             },
         }
         return copy, {"metadata": {"name": f"obj-state-{name}"}, "data": {"state": "e30="}}
+
+
+def engine_copy(
+    obj: Obj, *, cluster: str, namespace: str, agent: str, annotations: dict[str, str] | None = None
+) -> Obj:
+    """The copy of ``obj`` (as its API server served it) in ``namespace``, built by the engine's own
+    helper as a rule without spec mutations writes it: server metadata and the status left out, the
+    sync labels and annotations added (and a mode's own ``annotations``)."""
+    meta = obj["metadata"]
+    copy = build_desired(
+        obj,
+        local_api_version=obj["apiVersion"],
+        local_kind=obj["kind"],
+        local_namespace=namespace,
+        local_name=meta["name"],
+        cluster=cluster,
+        workspace_path=None,
+        agent=agent,
+    )
+    copy["metadata"]["annotations"].update(annotations or {})
+    return copy
+
+
+def engine_state_secret(obj: Obj, *, cluster: str, state_namespace: str) -> Obj:
+    """The state Secret in ``state_namespace`` the engine writes beside the copy of ``obj``: its managed
+    content under its state key."""
+    meta = obj["metadata"]
+    name, namespace = meta["name"], meta.get("namespace", "")
+    entries = {state.state_key(cluster, "", namespace, name): managed_content(obj)}
+    return state.state_secret(
+        state_namespace, cluster, obj["apiVersion"], obj["kind"], namespace, name, entries
+    )

@@ -253,7 +253,7 @@ class Api:
         self,
         method: str,
         path: str,
-        body: dict[str, Any] | None = None,
+        body: dict[str, Any] | list[dict[str, Any]] | None = None,
         ok: tuple[int, ...] = (),
         content_type: str = JSON["Content-Type"],
         accept: str = JSON["Content-Type"],

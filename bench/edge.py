@@ -13,8 +13,9 @@ beat, a worker role with ``--workers N``; upsync period 5 s), then:
 3. lag: one ConfigMap changed in the p-cluster at a random moment of the poll period, 10 times; the
    time until the mailbox shows the change (p50 / max);
 4. the baseline: the same poll done by this process (a paged list of the p-cluster's objects and of
-   the mailbox's objects' metadata: all a poll reads of the copies), and the 500 writes
-   into the mailbox done directly (8 clients).
+   the mailbox's objects' metadata: all a poll reads of the copies), and the 500 listed objects'
+   copies written into the mailbox directly (8 clients, the bodies syncflow's helpers build), until a
+   raw watch of the mailbox has seen every copy.
 
 Run: ``.venv/bin/python bench/edge.py`` (Redis at 127.0.0.1:6379; the agents' keys are removed).
 """
@@ -44,6 +45,7 @@ from typing import Any
 
 import aiohttp
 
+from bench.copies import engine_copy
 from bench.e2e import Api, BenchError, Stack
 from bench.figures import (
     BASE_CLIENTS,
@@ -74,6 +76,7 @@ from bench.support import (
     workspace_kubeconfig,
 )
 from syncflow.kube import jsonapi
+from syncflow.sync.reconciler import SOURCE_VERSION_ANNOTATION
 
 MAILBOX = "root:edge:mb1"
 CONFIGS = "apis/edge.kcp.io/v1alpha1/edgesyncconfigs"
@@ -85,9 +88,11 @@ STEADY_POLLS = 3
 SELECTOR = "bench%3Dup"
 BASELINE = (
     "this process lists each side once (paged; of the mailbox, the objects' metadata only, as a poll"
-    " reads the copies) and writes the objects into the mailbox directly (one create each), timed by"
-    " the list and the write responses; with 8 clients on syncflow's stack once syncflow is stopped."
-    " syncflow's obj/s run from its first poll's start to the last copy on a raw watch of the mailbox"
+    " reads the copies) and writes the listed objects' copies into the mailbox directly (one create"
+    " each, with syncflow's bodies: sync labels and annotations), timed by the list and until a raw"
+    " watch of the mailbox has seen every copy; with 8 clients on syncflow's stack once syncflow is"
+    " stopped. syncflow's obj/s run from its first poll's start to the last copy on a raw watch of the"
+    " mailbox"
 )
 """What the fair baseline does."""
 
@@ -311,37 +316,40 @@ class EdgeBench:
 
     async def baseline(self, clients: int = BASE_CLIENTS) -> dict[str, float]:
         """One poll done directly (a paged list of each side, of the mailbox's metadata only), and the
-        writes into the mailbox directly by ``clients`` concurrent clients; its objects/s count the
-        time of one such poll and the writes (the load of an initial upsync)."""
+        copies of the listed objects written into the mailbox directly by ``clients`` concurrent clients,
+        with the bodies syncflow's helpers build (sync labels and annotations, the source's version);
+        its objects/s count the time of one such poll and of the writes until a raw watch of the mailbox
+        has seen every copy, as syncflow's run is timed (the load of an initial upsync)."""
         before = await self.kcp.counts() + await self.pcluster.counts()
         timings = []
+        listed: list[dict[str, Any]] = []
         for _ in range(5):
             started = time.perf_counter()
-            for api, prefix, accept in (
-                (self.pcluster, "", jsonapi.JSON),
-                (self.kcp, self.mb, jsonapi.METADATA_LIST),
-            ):
-                token = ""
-                while True:
-                    query = f"labelSelector={SELECTOR}&limit=500" + (f"&continue={token}" if token else "")
-                    _, page = await api.call(
-                        "GET", f"{prefix}/api/v1/namespaces/{NAMESPACE}/configmaps?{query}", accept=accept
-                    )
-                    token = page["metadata"].get("continue", "")
-                    if not token:
-                        break
+            listed = await self._bare_poll()
             timings.append((time.perf_counter() - started) * 1000)
         after = await self.kcp.counts() + await self.pcluster.counts()
         poll_calls = (after - before).total() / 5
-        started = time.perf_counter()
-        await in_parallel(
-            [f"b-{i}" for i in range(self.objects)],
-            lambda _, name: self.kcp.call(
-                "POST", f"{self.mb}/api/v1/namespaces/base/configmaps", config_map(name)
-            ),
-            clients,
+        seen: dict[str, float] = {}
+        path = f"{self.mb}/api/v1/namespaces/base/configmaps"
+        watch = await open_watch(
+            lambda opened: watch_first_seen(
+                self.session, self.kcp, path, SELECTOR, _name, seen, len(listed), timeout=60, opened=opened
+            )
         )
-        elapsed = time.perf_counter() - started
+        agent = self.stack.agent
+
+        def upsynced(obj: dict[str, Any]) -> dict[str, Any]:
+            source = {"apiVersion": "v1", "kind": "ConfigMap", **obj}
+            version = {SOURCE_VERSION_ANNOTATION: obj["metadata"]["resourceVersion"]}
+            return engine_copy(source, cluster=agent, namespace="base", agent=agent, annotations=version)
+
+        started = time.perf_counter()
+        try:
+            await in_parallel(listed, lambda _, obj: self.kcp.call("POST", path, upsynced(obj)), clients)
+            await asyncio.wait_for(watch, self.stack.remaining(60))
+        finally:
+            watch.cancel()
+        elapsed = max(seen.values()) - started
         writes = (await self.kcp.counts() + await self.pcluster.counts() - after).total()
         poll_ms = sum(timings) / len(timings)
         return {
@@ -350,6 +358,27 @@ class EdgeBench:
             "rate": self.objects / (elapsed + poll_ms / 1000),
             "calls": writes / self.objects,
         }
+
+    async def _bare_poll(self) -> list[dict[str, Any]]:
+        """A poll's lists done directly: the p-cluster's selected objects (returned) and the mailbox's
+        copies' metadata, each paged."""
+        objects: list[dict[str, Any]] = []
+        for api, prefix, accept in (
+            (self.pcluster, "", jsonapi.JSON),
+            (self.kcp, self.mb, jsonapi.METADATA_LIST),
+        ):
+            token = ""
+            while True:
+                query = f"labelSelector={SELECTOR}&limit=500" + (f"&continue={token}" if token else "")
+                _, page = await api.call(
+                    "GET", f"{prefix}/api/v1/namespaces/{NAMESPACE}/configmaps?{query}", accept=accept
+                )
+                if api is self.pcluster:
+                    objects.extend(page["items"])
+                token = page["metadata"].get("continue", "")
+                if not token:
+                    break
+        return objects
 
 
 async def one_run(

@@ -9,10 +9,13 @@ SyncTarget syncing ``apps/v1/deployments``), a physical-cluster devcluster, real
    exists in the physical cluster, p50/p99 latency (create response → ADDED on a raw watch of the
    physical cluster's Deployments), reconciles per object (``task.done key=sync/…`` lines), API requests
    per object (both devclusters' ``/debug/requests``, minus the benchmark's own), CPU seconds;
-2. with syncflow stopped, the baseline: the same writes syncflow makes per object, done directly by this
-   process with 8 clients — kcp create (the user's), the finalizer patch on it, the mapped namespace
-   once per namespace, the physical copy, its last-applied state Secret, and the status written back
-   to kcp once (the physical cluster's simulated controller changes a new Deployment's status once).
+2. with syncflow stopped, the baseline: the same writes syncflow makes per object, with the bodies
+   syncflow's own helpers build, done directly by this process with 8 clients — kcp create (the
+   user's), the finalizer patch on it, the mapped namespace once per namespace, the physical copy with
+   its sync labels and annotations, its last-applied state Secret, and the status written back to kcp
+   once (the physical cluster's simulated controller changes a new Deployment's status once; the
+   baseline writes back the status it gave a probe Deployment). It is timed as the syncflow run is:
+   until raw watches have seen every copy and every status back in kcp.
 
 Run: ``.venv/bin/python bench/workload.py`` (Redis at 127.0.0.1:6379; the agent's keys are removed).
 """
@@ -38,8 +41,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
 
 import aiohttp
-import orjson
 
+from bench.copies import engine_copy, engine_state_secret
 from bench.e2e import Api, BenchError, Stack
 from bench.figures import (
     BASE_CLIENTS,
@@ -61,6 +64,7 @@ from bench.support import (
     done_verbs,
     in_parallel,
     load_average,
+    logical_cluster,
     object_name,
     open_watch,
     run_dir,
@@ -72,7 +76,9 @@ from bench.support import (
     watch_events,
     watch_first_seen,
 )
-from syncflow.kube.jsonapi import MERGE_PATCH
+from syncflow.api.conditions import now
+from syncflow.kube.jsonapi import JSON_PATCH, MERGE_PATCH
+from syncflow.modes.workload.target import LAST_SYNC_ANNOTATION, SYNC_TARGET_ANNOTATION, WORKSPACE_ANNOTATION
 from syncflow.modes.workload.target import finalizer as target_finalizer
 
 WORKSPACE = "root:org:ws"
@@ -80,20 +86,19 @@ TARGET = "bench"
 SYNC_TARGETS = "apis/workload.kcp.io/v1alpha1/synctargets"
 APIS = "apis/apis.kcp.io/v1alpha1"
 BASELINE = (
-    "this process does syncflow's writes per object (kcp create, finalizer patch, the mapped namespace"
-    " once, the physical copy, its state Secret, the status written back to kcp once per status change"
-    " of the simulated controller: one), timed by the write responses; with 8 clients on syncflow's stack"
-    " once syncflow is stopped. syncflow's obj/s run until every copy exists and every status is back"
-    " in kcp"
+    "this process does syncflow's writes per object with syncflow's bodies (kcp create, finalizer patch,"
+    " the mapped namespace once, the physical copy with its sync labels and annotations, its state"
+    " Secret, the simulated controller's status written back to kcp once per status change: one); with"
+    " 8 clients on syncflow's stack once syncflow is stopped. Both runs last until raw watches have seen"
+    " every copy and every status back in kcp"
 )
 """What the fair baseline does."""
-RETURNED_STATUS = {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}
-"""The status the baseline writes back (the simulated controller's, for a one-replica Deployment)."""
 
 
 def shows_returned(deployment: dict[str, Any]) -> bool:
-    """Whether a kcp Deployment shows the status the simulated controller gave its copy."""
-    return bool((deployment.get("status") or {}).get("readyReplicas") == RETURNED_STATUS["readyReplicas"])
+    """Whether a Deployment shows the status the simulated controller gives a one-replica Deployment
+    (its replica ready)."""
+    return bool((deployment.get("status") or {}).get("readyReplicas") == 1)
 
 
 def deployment(name: str, run: str) -> dict[str, Any]:
@@ -358,21 +363,44 @@ class WorkloadBench:
         figures["status_missing"] = missing
         return figures
 
+    async def controller_status(self) -> dict[str, Any]:
+        """The status the physical cluster's simulated controller gives a new Deployment of the benchmark's
+        shape (one probe, untimed): what the baseline writes back, so its status write is as big as
+        syncflow's."""
+        path = "/apis/apps/v1/namespaces/syncflow/deployments"
+        await self.physical.call("POST", path, deployment("status-probe", "probe"))
+
+        async def shown() -> dict[str, Any] | None:
+            _, probe = await self.physical.call("GET", f"{path}/status-probe")
+            return probe["status"] if shows_returned(probe) else None
+
+        return await self.stack.wait(shown, 30, "the probe Deployment's status", 0.05)
+
     async def baseline(self, objects: int, clients: int = BASE_CLIENTS) -> dict[str, float]:
-        """Syncflow's writes per object, done directly by ``clients`` concurrent clients: kcp create,
-        finalizer patch, the mapped namespace once, the physical copy, its state Secret, the status
-        written back once."""
+        """Syncflow's writes per object with syncflow's bodies, done directly by ``clients`` concurrent
+        clients: kcp create, the finalizer patch (conditional on the version read), the mapped namespace
+        once, the physical copy with its sync labels and annotations, its state Secret, the controller's
+        status written back once. Timed, as the syncflow run is, until raw watches have seen every copy
+        and every status back in kcp (both runs pay for those watches)."""
+        run = "base"
+        status = await self.controller_status()
+        cluster = await logical_cluster(self.kcp, WORKSPACE)
         locks: dict[str, asyncio.Lock] = {}
         made: set[str] = set()
-        finalizer = target_finalizer(WORKSPACE, TARGET)
+        finalizer = target_finalizer(cluster, TARGET)
         before = (await self.kcp.counts()).total() + (await self.physical.counts()).total()
         latencies: list[float] = []
+        seen: dict[str, float] = {}
+        returned: dict[str, float] = {}
+        copies = await open_watch(lambda opened: self.watch_copies(run, seen, objects, opened))
+        statuses = await open_watch(lambda opened: self.watch_returned(run, returned, objects, opened))
 
         async def copy(obj: dict[str, Any], namespace: str) -> None:
             began = time.perf_counter()
-            name = obj["metadata"]["name"]
+            meta = obj["metadata"]
+            name = meta["name"]
             path = f"{self.ws}/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
-            finalizers = {"metadata": {"finalizers": [finalizer]}}
+            finalizers = {"metadata": {"finalizers": [finalizer], "resourceVersion": meta["resourceVersion"]}}
             await self.kcp.call("PATCH", path, finalizers, content_type=MERGE_PATCH)
             target = f"base-{namespace}"
             async with locks.setdefault(target, asyncio.Lock()):
@@ -381,21 +409,25 @@ class WorkloadBench:
                         "POST", "/api/v1/namespaces", {"metadata": {"name": target}}, (409,)
                     )
                     made.add(target)
-            body = deployment(name, "base-copy")
+            body, secret = copy_bodies(obj, cluster, target, self.stack.agent)
             await self.physical.call("POST", f"/apis/apps/v1/namespaces/{target}/deployments", body)
-            state = {
-                "metadata": {"name": f"state-{target}-{name}"},
-                "stringData": {"state": orjson.dumps(body).decode()},
-            }
-            await self.physical.call("POST", "/api/v1/namespaces/syncflow/secrets", state)
+            await self.physical.call("POST", "/api/v1/namespaces/syncflow/secrets", secret)
             latencies.append((time.perf_counter() - began) * 1000)
-            # the one status change of the simulated controller, returned
-            returned = {"status": RETURNED_STATUS}
-            await self.kcp.call("PATCH", f"{path}/status", returned, content_type=MERGE_PATCH)
+            # the one status change of the simulated controller, returned as syncflow returns it
+            returned_status = [{"op": "add", "path": "/status", "value": status}]
+            await self.kcp.call("PATCH", f"{path}/status", returned_status, content_type=JSON_PATCH)
 
         started = time.perf_counter()
-        await self.create_all([f"b-{i}" for i in range(objects)], "base", copy, clients=clients)
-        elapsed = time.perf_counter() - started
+        try:
+            await self.create_all([f"b-{i}" for i in range(objects)], run, copy, clients=clients)
+            await all_seen(
+                self.stack, copies, seen, objects, lambda: self._copies(run, objects), 60, "copies"
+            )
+            await asyncio.wait_for(statuses, self.stack.remaining(60))
+        finally:
+            copies.cancel()
+            statuses.cancel()
+        elapsed = max(*seen.values(), *returned.values()) - started  # as the syncflow run's
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = (await self.kcp.counts()).total() + (await self.physical.counts()).total() - before - objects
         return {
@@ -405,6 +437,20 @@ class WorkloadBench:
             "p99": percentile(latencies, 99),
             "calls": calls / objects,
         }
+
+
+def copy_bodies(
+    obj: dict[str, Any], cluster: str, namespace: str, agent: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The physical copy of kcp Deployment ``obj`` in ``namespace`` and its state Secret, as workload
+    mode writes them: the engine's bodies with the SyncTarget's annotations."""
+    annotations = {
+        SYNC_TARGET_ANNOTATION: TARGET,
+        WORKSPACE_ANNOTATION: WORKSPACE,
+        LAST_SYNC_ANNOTATION: now(),
+    }
+    copy = engine_copy(obj, cluster=cluster, namespace=namespace, agent=agent, annotations=annotations)
+    return copy, engine_state_secret(obj, cluster=cluster, state_namespace="syncflow")
 
 
 class Runs(NamedTuple):

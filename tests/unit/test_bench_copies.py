@@ -5,9 +5,10 @@ from __future__ import annotations
 import base64
 import json
 
-from bench.copies import CopyWrites
+from bench.copies import CopyWrites, engine_copy, engine_state_secret
 from syncflow.sync import metadata as md
 from syncflow.sync import state
+from syncflow.sync.desired import managed_content, remote_labels
 
 CLUSTER = "1ly0k28vbizkcm75"
 RESOURCE = "apis/widgets.bench.io/v1/namespaces/default/widgets"
@@ -70,3 +71,43 @@ def test_the_lean_writes_of_earlier_rounds_stay_smaller() -> None:
     assert lean_secret["data"] == {"state": "e30="}
     assert len(json.dumps(lean_copy)) < len(json.dumps(copy))
     assert len(json.dumps(lean_secret)) < len(json.dumps(secret))
+
+
+def test_the_engine_helpers_copy_a_config_map_as_the_engine_does() -> None:
+    served = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "cm-00007",
+            "namespace": "base",
+            "labels": {"bench-run": "base", "workloads.kcp.dev/cluster": "east"},
+            "annotations": {md.KCP_CLUSTER_ANNOTATION: CLUSTER},
+            "uid": "5e1f",
+            "resourceVersion": "812",
+            "finalizers": ["workload.kcp.dev/syncer-east"],
+        },
+        "data": {"k": "v"},
+    }
+
+    copy = engine_copy(served, cluster=CLUSTER, namespace="base", agent="agent")
+    secret = engine_state_secret(served, cluster=CLUSTER, state_namespace="default")
+
+    assert copy == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "cm-00007",
+            "namespace": "base",
+            "labels": {
+                "bench-run": "base",
+                "workloads.kcp.dev/cluster": "east",
+                **remote_labels(CLUSTER, "base", "cm-00007", "agent"),
+            },
+            "annotations": {md.REMOTE_NAME_ANNOTATION: "cm-00007", md.REMOTE_NAMESPACE_ANNOTATION: "base"},
+        },
+        "data": {"k": "v"},
+    }
+    key = state.state_key(CLUSTER, "", "base", "cm-00007")
+    assert secret["metadata"]["namespace"] == "default"
+    assert secret["metadata"]["labels"] == state.state_labels(CLUSTER, "base", "cm-00007")
+    assert state.read_state(secret, key) == managed_content(served)
