@@ -59,20 +59,21 @@ def keys_per_message(keys: int) -> int:
 
 class CeleryPublisher:
     """Publishes keyed-task messages through a Celery app (one pooled producer per batch): keys of
-    the same task and Celery queue go together, ``keys_per_message`` per message. A task shows up to
+    the same task and Celery queue go together, ``keys_per_message`` per message (``together``: up to
+    ``MAX_KEYS_PER_MESSAGE``, the rest of one message put back). A task shows up to
     ``ARGS_SHOWN`` characters of its keys as its arguments, so Flower finds it by any of its keys."""
 
     def __init__(self, app: Celery) -> None:
         self.app = app
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
         grouped: dict[tuple[str, str], list[str]] = {}
         for key, queue in messages:
             grouped.setdefault((key.task_name, queue), []).append(str(key))
         self.app.amqp.argsrepr_maxsize = ARGS_SHOWN
         with self.app.producer_or_acquire() as producer:
             for (task_name, queue), keys in grouped.items():
-                size = keys_per_message(len(keys))
+                size = MAX_KEYS_PER_MESSAGE if together else keys_per_message(len(keys))
                 for i in range(0, len(keys), size):
                     chunk = keys[i : i + size]
                     self.app.send_task(task_name, args=chunk, queue=queue, producer=producer)

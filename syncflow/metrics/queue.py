@@ -26,7 +26,7 @@ STATES = tuple(f.name for f in fields(QueueStats) if f.name != "queue")
 """dirty, pending, leased, delayed, parked — as ``syncflow queue`` shows them."""
 
 
-def _never_publish(messages: Sequence[tuple[ObjectKey, str]]) -> None:
+def _never_publish(messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
     raise RuntimeError("the metrics collector only reads the queue")
 
 

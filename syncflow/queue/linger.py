@@ -64,7 +64,10 @@ class LingeringPublisher:
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
+        if together:  # the rest of one message: already one burst, nothing to wait for
+            self.publisher(messages, together=True)
+            return
         linger = 0.0 if self._closed else self.linger()
         with self._changed:
             now = time.monotonic()
@@ -168,12 +171,12 @@ class QueueLingers:
         self._by_queue = {queue: LingeringPublisher(publisher, linger) for queue, linger in lingers.items()}
         self._other = LingeringPublisher(publisher)
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
         routed: dict[str, list[tuple[ObjectKey, str]]] = defaultdict(list)
         for key, queue in messages:
             routed[queue].append((key, queue))
         for queue, held in routed.items():
-            self._by_queue.get(queue, self._other)(held)
+            self._by_queue.get(queue, self._other)(held, together=together)
 
     def close(self) -> None:
         """Send what every queue holds and stop their background threads."""

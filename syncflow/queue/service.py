@@ -6,6 +6,7 @@ import heapq
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Protocol
 
 from redis import Redis
 
@@ -20,8 +21,13 @@ from syncflow.queue.registry import queue_of
 from syncflow.queue.scripts import Scripts
 from syncflow.queue.workqueue import Failure, Lane, QueueStats, WorkQueue
 
-Publisher = Callable[[Sequence[tuple[ObjectKey, str]]], None]
-"""Publishes messages for these (key, Celery queue) pairs; a message carries keys only, one or more."""
+
+class Publisher(Protocol):
+    """Publishes messages for (key, Celery queue) pairs; a message carries keys only, one or more."""
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
+        """Publish ``messages``; ``together``: in as few messages as a message's size allows (keys put
+        back by a task that did not reach them), not spread over several for worker processes to share."""
 
 
 def _by_queue(keys: Iterable[ObjectKey]) -> dict[str, list[ObjectKey]]:
@@ -58,11 +64,12 @@ class QueueService:
         return len(messages)
 
     def resend(self, keys: Iterable[ObjectKey], celery_queue: str) -> None:
-        """Publish these keys again on ``celery_queue``: keys a task took but did not start (a new
-        message is harmless for a key that needs none: its claim finds it stale)."""
+        """Publish these keys again on ``celery_queue``, together: keys a task took but did not start
+        (a new message is harmless for a key that needs none: its claim finds it stale). They are the
+        rest of one message, so they go back as one message (up to its size), not spread again."""
         messages = [(key, celery_queue) for key in keys]
         if messages:
-            self.publisher(messages)
+            self.publisher(messages, together=True)
 
     def add(self, key: ObjectKey, *, bulk: bool = False) -> bool:
         """A watch event (or, with ``bulk``, a relist/resync) for ``key``; True if it was published."""

@@ -137,7 +137,7 @@ class ConsoleStack:
 
     def _sync_queue(self) -> WorkQueue:
         settings = _settings(self.env.agent_name)
-        return QueueService(self.stack.redis, settings, lambda messages: None).queues["sync"]
+        return QueueService(self.stack.redis, settings, lambda messages, together=False: None).queues["sync"]
 
     def parked(self, namespace: str, name: str) -> Failure | None:
         """The failure record of the ConfigMap's sync key while it is parked, else None."""

@@ -289,7 +289,7 @@ class ModeHarness(ABC):
         agent = self.agent_name
         if agent not in self._queues:
             settings = load_settings(agent_name=agent, redis_url=session_redis_url())
-            self._queues[agent] = QueueService(self.redis, settings, lambda messages: None)
+            self._queues[agent] = QueueService(self.redis, settings, lambda messages, together=False: None)
         return self._queues[agent]
 
     def parked(self, namespace: str, name: str) -> Failure | None:

@@ -32,7 +32,7 @@ register_verb("related", "sync", names_rule=True)
 class Sent(list[tuple[ObjectKey, str]]):
     """Records published messages instead of sending them."""
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
         self.extend(messages)
 
 

@@ -16,7 +16,7 @@ OBJECTS_PER_TEAM = 100
 
 def _queue(env: PublishEnv) -> QueueService:
     settings = load_settings(agent_name=env.agent_name, redis_url=env.agent.env["SYNCFLOW_REDIS_URL"])
-    return QueueService(env.redis, settings, lambda messages: None)
+    return QueueService(env.redis, settings, lambda messages, together=False: None)
 
 
 def test_objects_created_as_a_publishedresource_becomes_ready_all_sync(publish_env: PublishEnv) -> None:

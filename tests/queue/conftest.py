@@ -73,10 +73,17 @@ def settings(redis: Redis) -> Iterator[Settings]:
 
 
 class Sent(list[tuple[ObjectKey, str]]):
-    """Records published messages instead of sending them."""
+    """Records published messages instead of sending them; ``together``: the keys of each send asked
+    to go together."""
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self.together: list[list[ObjectKey]] = []
+
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
         self.extend(messages)
+        if together:
+            self.together.append([key for key, _ in messages])
 
 
 @pytest.fixture
@@ -139,7 +146,11 @@ class BrokerLists:
         self.redis = redis
         self.prefix = broker_prefix(agent)
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
+        if together:
+            for queue in dict.fromkeys(queue for _, queue in messages):
+                self.push_together([key for key, q in messages if q == queue], queue)
+            return
         with self.redis.pipeline(transaction=False) as pipe:
             for key, queue in messages:
                 pipe.lpush(self.prefix + queue, celery_message(key, queue))

@@ -77,7 +77,7 @@ def test_unreachable_rabbitmq_broker_is_one_clear_line() -> None:
 def test_failures_list_shows_at_most_limit_keys_and_says_how_many_there_are() -> None:
     settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
     redis = Redis.from_url(REAL_REDIS_URL)
-    service = QueueService(redis, settings, lambda messages: None)
+    service = QueueService(redis, settings, lambda messages, together=False: None)
     queue = service.queues["sync"]
     try:
         for i in range(5):

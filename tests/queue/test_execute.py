@@ -257,7 +257,7 @@ def test_a_message_that_fails_after_claiming_its_next_key_gives_that_key_back(
     key, already claimed by that key's done, is due again at once instead of leased until its lease
     expires (a strike)."""
 
-    def broker_down(messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def broker_down(messages: Sequence[tuple[ObjectKey, str]], together: bool = False) -> None:
         raise ConnectionError("broker unreachable")
 
     service = QueueService(redis, settings, broker_down)
@@ -301,6 +301,7 @@ def test_keys_a_message_could_not_start_in_time_go_back_to_the_broker(
     reports = run_message(service, renewer, handler, [str(k) for k in KEYS], "a", "sync-bulk")
     assert [r.outcome for r in reports] == ["ok"]
     assert sent == [(key, "sync-bulk") for key in KEYS[1:]]
+    assert sent.together == [KEYS[1:]], "the rest of one message goes back as one send, together"
     assert service.queues["sync"].stats().pending == 3, "the resent keys are still pending work"
     later = run_message(service, renewer, lambda key: None, [str(k) for k in KEYS[1:]], "b", "sync-bulk")
     assert [r.outcome for r in later] == ["ok"] * 3
@@ -318,6 +319,7 @@ def test_a_large_message_starts_keys_for_a_slice_then_resends_the_rest(
     reports = run_message(service, renewer, lambda key: None, [str(k) for k in many], "a", "sync-bulk")
     assert [r.outcome for r in reports] == ["ok"], "the first key always starts"
     assert sent == [(key, "sync-bulk") for key in many[1:]]
+    assert sent.together == [many[1:]]
     assert service.queues["sync"].stats().pending == len(many) - 1
     small = run_message(service, renewer, lambda key: None, [str(k) for k in many[1:]], "b", "sync-bulk")
     assert [r.outcome for r in small] == ["ok"] * execute.LARGE_MESSAGE

@@ -22,15 +22,17 @@ class Calls:
 
     def __init__(self) -> None:
         self.calls: list[list[ObjectKey]] = []
+        self.together: list[bool] = []
         self.threads: list[str] = []
         self.failing = False
         self.lock = threading.Lock()
 
-    def __call__(self, messages: Sequence[tuple[ObjectKey, str]]) -> None:
+    def __call__(self, messages: Sequence[tuple[ObjectKey, str]], /, *, together: bool = False) -> None:
         if self.failing:
             raise ConnectionError("broker down")
         with self.lock:
             self.calls.append([key for key, _ in messages])
+            self.together.append(together)
             self.threads.append(threading.current_thread().name)
 
     def keys(self) -> list[ObjectKey]:
@@ -44,6 +46,18 @@ def test_a_key_after_a_quiet_spell_is_sent_at_once_on_the_callers_thread() -> No
     publisher([(KEYS[0], "sync")])
     assert calls.calls == [[KEYS[0]]] and calls.threads == [threading.current_thread().name]
     publisher.close()
+
+
+def test_keys_sent_together_go_at_once_as_one_send_even_while_others_linger() -> None:
+    calls = Calls()
+    publisher = QueueLingers(calls, {"sync-bulk": 60})
+    publisher([(KEYS[0], "sync-bulk")])
+    publisher([(KEYS[1], "sync-bulk")])  # held: the queue lingers for a minute
+    publisher([(key, "sync-bulk") for key in KEYS[2:]], together=True)
+    assert calls.calls == [[KEYS[0]], KEYS[2:]] and calls.together == [False, True]
+    assert calls.threads[-1] == threading.current_thread().name
+    publisher.close()
+    assert calls.keys() == [KEYS[0], *KEYS[2:], KEYS[1]], "no key lost"
 
 
 def test_a_burst_shares_a_few_sends_and_loses_no_key() -> None:

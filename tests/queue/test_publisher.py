@@ -44,6 +44,23 @@ def test_keys_of_one_task_and_queue_are_packed_into_few_real_messages() -> None:
     }
 
 
+def test_keys_sent_together_share_messages_of_the_largest_size() -> None:
+    """The rest of a large message goes back in one message (up to its size), not spread into
+    messages of ``KEYS_PER_MESSAGE`` again: each message costs Celery a publish and a delivery."""
+    settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
+    redis = Redis.from_url(REAL_REDIS_URL)
+    rest = [ObjectKey("sync", "r", "root:ws", "ns", f"obj-{i}") for i in range(MAX_KEYS_PER_MESSAGE + 5)]
+    try:
+        CeleryPublisher(create_app(settings))([(key, "sync-bulk") for key in rest], together=True)
+        raw = redis.lrange(broker_prefix(settings.agent_name) + "sync-bulk", 0, -1)
+        stored = [message_keys(json.loads(message)) for message in reversed(raw)]
+    finally:
+        delete_agent_keys(redis, settings.agent_name)
+        redis.close()
+    assert stored == [rest[:MAX_KEYS_PER_MESSAGE], rest[MAX_KEYS_PER_MESSAGE:]]
+    assert keys_per_message(len(rest)) == KEYS_PER_MESSAGE, "the same send, not together, is spread"
+
+
 @pytest.mark.parametrize(
     ("keys", "per_message"),
     [

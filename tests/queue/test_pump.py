@@ -137,10 +137,10 @@ def test_a_run_holds_its_lock_until_it_ends(redis: Redis, settings: Settings, br
     lock = pump_lock_key(settings.agent_name)
     seen: list[tuple[int, object]] = []
 
-    def publish_while_checking(messages: list[tuple[ObjectKey, str]]) -> None:
+    def publish_while_checking(messages: list[tuple[ObjectKey, str]], together: bool = False) -> None:
         # Mid-run: the lock is held for far longer than a beat interval and a second run is refused.
         seen.append((int(redis.pttl(lock)), rival.pump(grace=1)))
-        broker(messages)
+        broker(messages, together=together)
 
     service = waiting_service(redis, settings, broker)
     rival = QueueService(redis, settings, broker)

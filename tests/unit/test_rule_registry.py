@@ -159,7 +159,7 @@ def test_a_tasks_first_lookup_takes_the_entry_its_claim_read_and_later_ones_read
 def test_the_claim_reads_the_entry_of_the_keys_rule_in_the_same_round_trip() -> None:
     redis = fakeredis.FakeRedis()
     settings = load_settings(agent_name="agent")
-    queue = QueueService(redis, settings, lambda messages: None).queues["sync"]
+    queue = QueueService(redis, settings, lambda messages, together=False: None).queues["sync"]
     RuleRegistry(redis, "agent").publish({"things": RuleEntry.ready(rule())})
     other = ObjectKey("sync", "unknown-rule", "c1", "default", "a")
     queue.add(KEY)
@@ -174,7 +174,7 @@ def test_a_gone_rule_ends_its_engine_keys_at_the_claim_but_never_a_control_key_o
 ) -> None:
     """A deleted PublishedResource's rule is marked gone by the watcher, maybe before the projection
     key that must release its objects is claimed; that key's rule part is the same name, and it runs."""
-    service = QueueService(redis, load_settings(agent_name="agent"), lambda messages: None)
+    service = QueueService(redis, load_settings(agent_name="agent"), lambda messages, together=False: None)
     RuleRegistry(redis, "agent").mark_gone("things")
     control = ObjectKey("control-thing", "things", "service", "", "things")
     service.add_many([KEY, control])
@@ -195,7 +195,7 @@ def test_a_release_waits_for_runs_of_its_rule_that_claimed_it_ready(redis: faker
     """A run whose claim found the rule ready may still add its finalizer, so the release (which
     marks the rule gone at once) comes back until no sync or related key of the rule is leased."""
     settings = load_settings(agent_name="agent")
-    service = QueueService(redis, settings, lambda messages: None)
+    service = QueueService(redis, settings, lambda messages, together=False: None)
     registry = RuleRegistry(redis, "agent")
     registry.publish({"things": RuleEntry.ready(rule()), "other": RuleEntry.ready(rule("other"))})
     other = ObjectKey(SYNC, "other", "c1", "default", "a")
@@ -234,7 +234,7 @@ def test_quiesce_marks_every_rule_gone_before_it_waits_for_any(redis: fakeredis.
     """A task releasing several rules (a deleted Cluster) quiesces them all first: a retry while one
     rule's run ends redoes no release, and no new run of the others starts meanwhile."""
     settings = load_settings(agent_name="agent")
-    service = QueueService(redis, settings, lambda messages: None)
+    service = QueueService(redis, settings, lambda messages, together=False: None)
     registry = RuleRegistry(redis, "agent")
     registry.publish({"things": RuleEntry.ready(rule()), "other": RuleEntry.ready(rule("other"))})
     other = ObjectKey(SYNC, "other", "c1", "default", "a")

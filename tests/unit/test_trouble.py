@@ -22,7 +22,9 @@ register_verb(STATUS, "status", names_rule=True)
 
 @pytest.fixture
 def service() -> QueueService:
-    return QueueService(fakeredis.FakeRedis(), load_settings(agent_name="agent"), lambda messages: None)
+    return QueueService(
+        fakeredis.FakeRedis(), load_settings(agent_name="agent"), lambda messages, together=False: None
+    )
 
 
 def park(service: QueueService, key: ObjectKey, cause: str = "") -> None:

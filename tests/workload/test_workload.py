@@ -129,7 +129,7 @@ def test_deployment_runs_downstream_and_its_status_comes_back(workload_env: Work
 
 def _sync_queue(env: WorkloadEnv) -> QueueService:
     settings = load_settings(agent_name=env.agent_name, redis_url=REDIS_URL)
-    return QueueService(env.redis, settings, lambda messages: None)
+    return QueueService(env.redis, settings, lambda messages, together=False: None)
 
 
 def test_physical_edits_of_kcps_fields_are_reverted_and_status_updates_write_nothing_down(
