@@ -321,6 +321,8 @@ class ClustersBench:
         finally:
             for watcher in watchers:
                 watcher.cancel()
+        if len(seen) < count:
+            raise self.stack.fail(f"the baseline's watches saw {len(seen)} of {count} copies")
         elapsed = max(seen.values()) - started  # as the syncflow run's
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = sum([(await api.counts()).total() for api in apis]) - before - count

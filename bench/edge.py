@@ -333,7 +333,15 @@ class EdgeBench:
         path = f"{self.mb}/api/v1/namespaces/base/configmaps"
         watch = await open_watch(
             lambda opened: watch_first_seen(
-                self.session, self.kcp, path, SELECTOR, _name, seen, len(listed), timeout=60, opened=opened
+                self.session,
+                self.kcp,
+                path,
+                SELECTOR,
+                _name,
+                seen,
+                len(listed),
+                timeout=max(1, int(self.stack.remaining(3600))),
+                opened=opened,
             )
         )
         agent = self.stack.agent
@@ -349,6 +357,8 @@ class EdgeBench:
             await asyncio.wait_for(watch, self.stack.remaining(60))
         finally:
             watch.cancel()
+        if len(seen) < len(listed):
+            raise self.stack.fail(f"the baseline's watch saw {len(seen)} of {len(listed)} copies")
         elapsed = max(seen.values()) - started
         writes = (await self.kcp.counts() + await self.pcluster.counts() - after).total()
         poll_ms = sum(timings) / len(timings)

@@ -427,6 +427,8 @@ class WorkloadBench:
         finally:
             copies.cancel()
             statuses.cancel()
+        if len(returned) < objects:
+            raise self.stack.fail(f"the baseline's watch saw {len(returned)} of {objects} statuses back")
         elapsed = max(*seen.values(), *returned.values()) - started  # as the syncflow run's
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = (await self.kcp.counts()).total() + (await self.physical.counts()).total() - before - objects
