@@ -215,20 +215,7 @@ class EdgeBench:
         selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
         body = edge_sync_config("bench", "upSyncedResources", selector)
         seen: dict[str, float] = {}
-        path = f"{self.mb}/api/v1/namespaces/{NAMESPACE}/configmaps"
-        watch = await open_watch(
-            lambda opened: watch_first_seen(
-                self.session,
-                self.kcp,
-                path,
-                SELECTOR,
-                _name,
-                seen,
-                self.objects,
-                timeout=int(timeout),
-                opened=opened,
-            )
-        )
+        watch = await self.watch_mailbox(NAMESPACE, seen, self.objects, timeout)
         epoch = time.time() - time.perf_counter()  # a perf_counter reading + epoch: wall-clock seconds
         created = time.perf_counter()
         await self.kcp.call("POST", f"{self.mb}/{CONFIGS}", body)
@@ -249,6 +236,26 @@ class EdgeBench:
             "sync": done["sync"] / self.objects,
             "status": done["status"] / self.objects,
         }
+
+    async def watch_mailbox(
+        self, namespace: str, seen: dict[str, float], expected: int, timeout: float
+    ) -> asyncio.Task[None]:
+        """A raw watch of the mailbox's selected ConfigMaps in ``namespace`` for ``timeout`` seconds,
+        recording in ``seen`` when each first appears, until ``expected`` are (open when returned)."""
+        path = f"{self.mb}/api/v1/namespaces/{namespace}/configmaps"
+        return await open_watch(
+            lambda opened: watch_first_seen(
+                self.session,
+                self.kcp,
+                path,
+                SELECTOR,
+                _name,
+                seen,
+                expected,
+                timeout=max(1, int(timeout)),
+                opened=opened,
+            )
+        )
 
     def poll_started(self) -> float:
         """When the worker role received its first ``poll`` task (epoch seconds, from its log)."""
@@ -331,19 +338,7 @@ class EdgeBench:
         poll_calls = (after - before).total() / 5
         seen: dict[str, float] = {}
         path = f"{self.mb}/api/v1/namespaces/base/configmaps"
-        watch = await open_watch(
-            lambda opened: watch_first_seen(
-                self.session,
-                self.kcp,
-                path,
-                SELECTOR,
-                _name,
-                seen,
-                len(listed),
-                timeout=max(1, int(self.stack.remaining(3600))),
-                opened=opened,
-            )
-        )
+        watch = await self.watch_mailbox("base", seen, len(listed), self.stack.remaining(3600))
         agent = self.stack.agent
 
         def upsynced(obj: dict[str, Any]) -> dict[str, Any]:
