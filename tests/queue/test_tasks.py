@@ -24,9 +24,8 @@ def bound() -> Iterator[Settings]:
     """syncflow's app and runtime bound to a fresh agent on the real Redis."""
     settings = load_settings(agent_name=unique_agent(), redis_url=REAL_REDIS_URL)
     tasks.bind(settings)
-    tasks.runtime.service.publisher = lambda messages, together=False: (
-        None
-    )  # no worker here: drop the messages
+    # no worker here: drop the messages
+    tasks.runtime.service.publisher = lambda messages, together=False: None
     yield settings
     delete_agent_keys(Redis.from_url(REAL_REDIS_URL), settings.agent_name)
 
