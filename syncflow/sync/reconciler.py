@@ -400,7 +400,8 @@ def _apply_spec(s: Sync, key: ObjectKey, obj: Obj, first: bool = False) -> Obj |
             s, key, obj, ownership.protected(rule.target.resource.kind, location.namespace, location.name)
         )
     secret_path = state_path(s, key)
-    entry = state.state_key(key.cluster, "", key.namespace, key.name)  # api-syncagent leaves the path empty
+    # api-syncagent leaves the workspace path empty; a rule that keeps no state needs no key
+    entry = state.state_key(key.cluster, "", key.namespace, key.name) if secret_path is not None else ""
     copy: Obj | None = None
     secret: Obj | None = None
     saved = False
