@@ -50,11 +50,13 @@ from bench.support import (
     AgentQueue,
     Memory,
     agent_env,
+    cpu_ms,
     create_workspaces,
     done_verbs,
     in_parallel,
     load_average,
     logical_cluster,
+    machine_cpu,
     object_name,
     open_watch,
     run_dir,
@@ -248,7 +250,7 @@ class ClustersBench:
         await self.queue.idle(self.stack)
         apis = [self.kcp, *self.clusters.values()]
         before = await traffic(apis)
-        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
+        done_before, cpu_before, busy = done_verbs(self.stack), self.stack.cpu(), machine_cpu()
         seen: dict[str, float] = {}
         watchers = await self.watch_all(run, count, seen)
         started = time.perf_counter()
@@ -263,7 +265,7 @@ class ClustersBench:
             zip(("kcp", *CLUSTERS), (a - b for a, b in zip(after, before, strict=True)), strict=True)
         )
         done = done_verbs(self.stack) - done_before
-        return sync_figures(started, created, seen, create_s, sides, done, cpu)
+        return sync_figures(started, created, seen, create_s, sides, done, cpu, cpu_ms(busy, count))
 
     async def watch_all(self, run: str, count: int, seen: dict[str, float]) -> list[asyncio.Task[None]]:
         """Open a raw watch of each cluster's copies of run ``run``'s ``count`` objects (``create_all``'s
@@ -299,6 +301,7 @@ class ClustersBench:
         before = sum([(await api.counts()).total() for api in apis])
         seen: dict[str, float] = {}
         watchers = await self.watch_all("base", count, seen)
+        busy = machine_cpu()
 
         async def copy(obj: dict[str, Any], cluster: str) -> None:
             meta = obj["metadata"]
@@ -326,7 +329,12 @@ class ClustersBench:
         elapsed = max(seen.values()) - started  # as the syncflow run's
         # the user's kcp creates are not syncflow's work: left out, as in the syncflow run
         calls = sum([(await api.counts()).total() for api in apis]) - before - count
-        return {"rate": count / elapsed, "elapsed": elapsed, "calls": calls / count}
+        return {
+            "rate": count / elapsed,
+            "elapsed": elapsed,
+            "calls": calls / count,
+            "cpu_ms": cpu_ms(busy, count),
+        }
 
     async def ready(self, name: str) -> str:
         """The status of Cluster ``name``'s Ready condition ("" while it has none)."""

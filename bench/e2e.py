@@ -89,11 +89,13 @@ from bench.support import (
     Memory,
     all_seen,
     apply_crds,
+    cpu_ms,
     cpu_summary,
     done_verbs,
     in_parallel,
     load_average,
     logical_cluster,
+    machine_cpu,
     middle_rate,
     open_watch,
     private_redis,
@@ -521,7 +523,7 @@ class Bench:
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.service])
         done_before = done_verbs(self.stack)
-        cpu_before = self.stack.cpu()
+        cpu_before, busy = self.stack.cpu(), machine_cpu()
         seen: dict[str, float] = {}
         steps: list[tuple[float, float]] = []  # (time, service CPU seconds) at every STEP-th copy
         synced: list[Counter[str]] = []  # CPU seconds by process group at the first create and last copy
@@ -556,7 +558,8 @@ class Bench:
         await self.queue.idle(self.stack, timeout)  # the echoes' reconciles drain at the workers' pace
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
         done = done_verbs(self.stack) - done_before
-        figures = sync_figures(started, created, seen, create_s, {"kcp": kcp, "service": service}, done, cpu)
+        sides = {"kcp": kcp, "service": service}
+        figures = sync_figures(started, created, seen, create_s, sides, done, cpu, cpu_ms(busy, objects))
         rates = [(now - then).total() / window for now, then in zip(at_complete, before, strict=True)]
         limits = [self.qps or self.queue.settings.endpoint_limit(e).qps for e in (KCP, SERVICE)]
         figures["qps"] = dict(zip((KCP, SERVICE), zip(rates, limits, strict=True), strict=True))
@@ -684,7 +687,7 @@ class Bench:
             created_at[name] = time.perf_counter()
             await copy(name, team)
 
-        cpu_before = self.stack.cpu()
+        cpu_before, busy = self.stack.cpu(), machine_cpu()
         started = time.perf_counter()
         created = await self.create_all([f"base-{i}" for i in range(objects)], "base", timed, clients)
         if watcher is not None:
@@ -707,6 +710,7 @@ class Bench:
             "lean": lean,
             "calls": calls / objects,
             "cpu": cpu_summary(cpu, elapsed, objects),
+            "cpu_ms": cpu_ms(busy, objects),
         }
 
 

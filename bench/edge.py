@@ -62,10 +62,12 @@ from bench.support import (
     Memory,
     agent_env,
     apply_crds,
+    cpu_ms,
     create_workspaces,
     done_verbs,
     in_parallel,
     load_average,
+    machine_cpu,
     open_watch,
     run_dir,
     said,
@@ -86,6 +88,8 @@ LAG_CHANGES = 10
 STEADY_POLLS = 3
 """Polls with nothing changing that ``python -m bench``'s edge row times (each takes a period)."""
 SELECTOR = "bench%3Dup"
+POLLS = 5
+"""Bare polls the baseline times (its poll's figures are their mean)."""
 BASELINE = (
     "this process lists each side once (paged; of the mailbox, the objects' metadata only, as a poll"
     " reads the copies) and writes the listed objects' copies into the mailbox directly (one create"
@@ -210,8 +214,9 @@ class EdgeBench:
     async def initial(self, timeout: float) -> dict[str, float]:
         """Create the EdgeSyncConfig; objects/s from the first poll's start (when the rule exists: the
         load a bare client does as one list and the writes) to the last copy on a raw watch of the
-        mailbox, and the seconds from the config's creation to that poll."""
-        before, done_before = await self._counts(), done_verbs(self.stack)
+        mailbox, the seconds from the config's creation to that poll, and the machine's busy CPU per object
+        from the config's creation until the queue is idle."""
+        before, done_before, busy = await self._counts(), done_verbs(self.stack), machine_cpu()
         selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
         body = edge_sync_config("bench", "upSyncedResources", selector)
         seen: dict[str, float] = {}
@@ -223,6 +228,7 @@ class EdgeBench:
         polled = self.poll_started() - epoch
         elapsed = max(seen.values()) - polled
         await self.queue.idle(self.stack, 60)
+        machine_ms = cpu_ms(busy, self.objects)
         after = await self._counts()
         kcp, pcluster = after[0] - before[0], after[1] - before[1]
         done = done_verbs(self.stack) - done_before
@@ -235,6 +241,7 @@ class EdgeBench:
             "pcluster": pcluster.total() / self.objects,
             "sync": done["sync"] / self.objects,
             "status": done["status"] / self.objects,
+            "cpu_ms": machine_ms,
         }
 
     async def watch_mailbox(
@@ -326,16 +333,19 @@ class EdgeBench:
         copies of the listed objects written into the mailbox directly by ``clients`` concurrent clients,
         with the bodies syncflow's helpers build (sync labels and annotations, the source's version);
         its objects/s count the time of one such poll and of the writes until a raw watch of the mailbox
-        has seen every copy, as syncflow's run is timed (the load of an initial upsync)."""
+        has seen every copy, as syncflow's run is timed (the load of an initial upsync), and so does its
+        CPU per object (the machine's, a fifth of five polls')."""
         before = await self.kcp.counts() + await self.pcluster.counts()
         timings = []
         listed: list[dict[str, Any]] = []
-        for _ in range(5):
+        busy = machine_cpu()
+        for _ in range(POLLS):
             started = time.perf_counter()
             listed = await self._bare_poll()
             timings.append((time.perf_counter() - started) * 1000)
+        poll_busy = (machine_cpu() - busy) / POLLS
         after = await self.kcp.counts() + await self.pcluster.counts()
-        poll_calls = (after - before).total() / 5
+        poll_calls = (after - before).total() / POLLS
         seen: dict[str, float] = {}
         path = f"{self.mb}/api/v1/namespaces/base/configmaps"
         watch = await self.watch_mailbox("base", seen, len(listed), self.stack.remaining(3600))
@@ -346,7 +356,7 @@ class EdgeBench:
             version = {SOURCE_VERSION_ANNOTATION: obj["metadata"]["resourceVersion"]}
             return engine_copy(source, cluster=agent, namespace="base", agent=agent, annotations=version)
 
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), machine_cpu() - poll_busy
         try:
             await in_parallel(listed, lambda _, obj: self.kcp.call("POST", path, upsynced(obj)), clients)
             await asyncio.wait_for(watch, self.stack.remaining(60))
@@ -354,6 +364,7 @@ class EdgeBench:
             watch.cancel()
         if len(seen) < len(listed):
             raise self.stack.fail(f"the baseline's watch saw {len(seen)} of {len(listed)} copies")
+        machine_ms = cpu_ms(busy, self.objects)
         elapsed = max(seen.values()) - started
         writes = (await self.kcp.counts() + await self.pcluster.counts() - after).total()
         poll_ms = sum(timings) / len(timings)
@@ -362,6 +373,7 @@ class EdgeBench:
             "poll_calls": poll_calls,
             "rate": self.objects / (elapsed + poll_ms / 1000),
             "calls": writes / self.objects,
+            "cpu_ms": machine_ms,
         }
 
     async def _bare_poll(self) -> list[dict[str, Any]]:

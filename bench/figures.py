@@ -55,6 +55,11 @@ class ModeFigures:
     run)."""
     same_clients: int | None = None
     """That baseline's clients: as many as syncflow's pool processes in this run."""
+    cpu_ms: float | None = None
+    """The machine's busy CPU per object (ms) while syncflow synced the burst, until its work was done:
+    every process's, the API servers', Redis's and the benchmark's clients and watches included."""
+    base_cpu_ms_same: float | None = None
+    """The same for the baseline with ``same_clients`` clients (its API servers, clients and watches)."""
     requests: float | None = None
     """syncflow's API requests per object (both sides, minus the benchmark's own)."""
     base_requests: float | None = None
@@ -109,6 +114,14 @@ class ModeFigures:
         return None if self.base_rate_same is None else self.rate / self.base_rate_same
 
     @property
+    def cpu_ratio_same(self) -> float | None:
+        """The fair baseline's CPU per object over syncflow's: 1.0 is as little CPU per object, whatever
+        the host's speed at the time of each run."""
+        if self.cpu_ms is None or self.base_cpu_ms_same is None:
+            return None
+        return self.base_cpu_ms_same / self.cpu_ms
+
+    @property
     def last_copy_within(self) -> bool | None:
         """Whether the burst's last copy landed within its bound."""
         if self.last_copy_s is None or self.last_copy_bound_s is None:
@@ -121,6 +134,7 @@ class ModeFigures:
             **dataclasses.asdict(self),
             "ratio": self.ratio,
             "ratio_same": self.ratio_same,
+            "cpu_ratio_same": self.cpu_ratio_same,
             "last_copy_within": self.last_copy_within,
         }
 
@@ -161,6 +175,8 @@ def mode_figures(
         base_rate=None if base is None else base["rate"],
         base_rate_same=None if same is None else same[1]["rate"],
         same_clients=None if same is None else same[0],
+        cpu_ms=synced.get("cpu_ms"),
+        base_cpu_ms_same=None if same is None else same[1].get("cpu_ms"),
         requests=sum(synced[side] for side in sides),
         base_requests=None if base is None else base["calls"],
         sync=synced["sync"],
@@ -230,6 +246,9 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("ratio", lambda f: _n(f.ratio, 3)),
     ("baseline obj/s ({same} clients)", lambda f: _n(f.base_rate_same, 1)),
     ("ratio ({same} clients)", lambda f: _n(f.ratio_same, 3)),
+    ("CPU ms/obj syncflow", lambda f: _n(f.cpu_ms, 2)),
+    ("CPU ms/obj baseline ({same} clients)", lambda f: _n(f.base_cpu_ms_same, 2)),
+    ("CPU ratio ({same} clients)", lambda f: _n(f.cpu_ratio_same, 3)),
     ("API req/obj syncflow", lambda f: _n(f.requests, 2)),
     ("API req/obj baseline", lambda f: _n(f.base_requests, 2)),
     ("sync/obj", lambda f: _n(f.sync, 2)),
@@ -280,6 +299,10 @@ def table(runs: Sequence[ModeFigures]) -> str:
             f"baseline obj/s, ratio: the mode's baseline with {BASE_CLIENTS} clients; baseline obj/s"
             f" ({same} clients), ratio ({same} clients): the same baseline with as many clients as syncflow"
             " has pool processes (--workers), on a fresh stack of its own: the fair comparison",
+            "CPU ms/obj: the machine's busy CPU per object over the run, every process's (API servers,"
+            " Redis, syncflow, this benchmark's clients and watches), until syncflow's work was done; CPU"
+            f" ratio ({same} clients): that baseline's over syncflow's (1.0: as little CPU per object),"
+            " which the host's speed at the time of each run moves far less than obj/s",
             *(f"baseline of {f.mode}: {f.baseline}" for f in runs),
         ]
     )

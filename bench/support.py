@@ -223,10 +223,12 @@ def sync_figures(
     requests: dict[str, Counter[str]],
     done: Counter[str],
     cpu: Counter[str],
+    machine_ms: float,
     returned: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """The figures of a sync run: objects created at ``created`` times, copies seen at ``seen`` times,
-    ``requests`` per side during the run, the ``done`` task verbs and the ``cpu`` seconds it took; the
+    ``requests`` per side during the run, the ``done`` task verbs, the ``cpu`` seconds it took by process
+    group and the machine's busy CPU per object (``machine_ms``, ``cpu_ms``) until its work was done; the
     last copy's seconds after ``started`` and the bound it should be within (``last_copy_bound``).
     With ``returned`` (when each object's status came back upstream), the run lasts until the last
     status is back too, as the baseline's writes include it."""
@@ -256,7 +258,23 @@ def sync_figures(
             for method, n in sorted(calls.items())
         ),
         "cpu": cpu_summary(cpu, elapsed, objects),
+        "cpu_ms": machine_ms,
     }
+
+
+def machine_cpu() -> float:
+    """CPU seconds the machine's cores have spent busy so far (``/proc/stat``: every state but idle and
+    iowait), whichever process: subtract two readings for a run's CPU, its API servers', Redis's and this
+    process's included."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(busy_since: float, objects: int) -> float:
+    """Milliseconds of the machine's busy CPU per object since the ``machine_cpu`` reading ``busy_since``."""
+    return 1000 * (machine_cpu() - busy_since) / objects
 
 
 def cpu_summary(cpu: Counter[str], elapsed: float, objects: int) -> str:

@@ -60,11 +60,13 @@ from bench.support import (
     Memory,
     agent_env,
     all_seen,
+    cpu_ms,
     create_workspaces,
     done_verbs,
     in_parallel,
     load_average,
     logical_cluster,
+    machine_cpu,
     object_name,
     open_watch,
     run_dir,
@@ -259,7 +261,7 @@ class WorkloadBench:
         run = "sync"
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.physical])
-        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
+        done_before, cpu_before, busy = done_verbs(self.stack), self.stack.cpu(), machine_cpu()
         seen: dict[str, float] = {}
         returned: dict[str, float] = {}
         watchers = [
@@ -297,7 +299,8 @@ class WorkloadBench:
         kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         sides = {"kcp": kcp, "physical": physical}
-        return sync_figures(started, created, seen, create_s, sides, done, cpu, returned)
+        machine_ms = cpu_ms(busy, objects)
+        return sync_figures(started, created, seen, create_s, sides, done, cpu, machine_ms, returned)
 
     async def watch_statuses(
         self, api: Api, path: str, run: str, log: StatusLog, opened: asyncio.Event
@@ -417,7 +420,7 @@ class WorkloadBench:
             returned_status = [{"op": "add", "path": "/status", "value": status}]
             await self.kcp.call("PATCH", f"{path}/status", returned_status, content_type=JSON_PATCH)
 
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), machine_cpu()
         try:
             await self.create_all([f"b-{i}" for i in range(objects)], run, copy, clients=clients)
             await all_seen(
@@ -438,6 +441,7 @@ class WorkloadBench:
             "p50": percentile(latencies, 50),
             "p99": percentile(latencies, 99),
             "calls": calls / objects,
+            "cpu_ms": cpu_ms(busy, objects),
         }
 
 
