@@ -356,6 +356,7 @@ class EdgeBench:
             version = {SOURCE_VERSION_ANNOTATION: obj["metadata"]["resourceVersion"]}
             return engine_copy(source, cluster=agent, namespace="base", agent=agent, annotations=version)
 
+        # its CPU: the writes' and one poll's, as its objects/s count their time
         started, busy = time.perf_counter(), machine_cpu() - poll_busy
         try:
             await in_parallel(listed, lambda _, obj: self.kcp.call("POST", path, upsynced(obj)), clients)
