@@ -334,7 +334,7 @@ class EdgeBench:
         with the bodies syncflow's helpers build (sync labels and annotations, the source's version);
         its objects/s count the time of one such poll and of the writes until a raw watch of the mailbox
         has seen every copy, as syncflow's run is timed (the load of an initial upsync), and so does its
-        CPU per object (the machine's, a fifth of five polls')."""
+        CPU per object (the machine's: the writes' and one poll's share of the polls timed)."""
         before = await self.kcp.counts() + await self.pcluster.counts()
         timings = []
         listed: list[dict[str, Any]] = []

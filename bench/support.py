@@ -268,8 +268,8 @@ def machine_cpu() -> float:
     process's included."""
     with open("/proc/stat", encoding="ascii") as stat:
         fields = [int(value) for value in stat.readline().split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    user_to_steal, idle, iowait = fields[:8], fields[3], fields[4]
+    return (sum(user_to_steal) - idle - iowait) / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_ms(busy_since: float, objects: int) -> float:
