@@ -16,6 +16,8 @@ from syncflow.kube.jsonapi import JsonApi, decode
 STOPPED = "stopped"
 INACTIVE = "inactive"
 AGED = "aged"
+READ_BYTES = 65536
+"""Most bytes one socket read of a stream takes: the events it completes are handled together."""
 
 
 def open_stream(
@@ -54,18 +56,19 @@ class GuardedStream:
         self._poll = poll
         self._done = threading.Event()
 
-    def events(self) -> Generator[dict[str, Any]]:
-        """The decoded events, in order; closes the response when done."""
+    def reads(self) -> Generator[list[dict[str, Any]]]:
+        """The decoded events, in order, those that one socket read (``READ_BYTES``) completed together;
+        closes the response when done."""
         guard = threading.Thread(target=self._guard, name="watch-guard", daemon=True)
         guard.start()
         try:
             buffer = b""
-            while data := self.response.read1(65536):
+            while data := self.response.read1(READ_BYTES):
                 *lines, buffer = (buffer + data).split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        self._last = time.monotonic()
-                        yield decode(line)
+                events = [decode(line) for line in lines if line.strip()]
+                if events:
+                    self._last = time.monotonic()
+                    yield events
         finally:
             self._done.set()
             self.response.close()

@@ -18,7 +18,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,7 +26,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from syncflow.kube import echoes, snapshots
+from syncflow.kube import deferred, echoes, snapshots
 from syncflow.kube.backoff import Backoff
 from syncflow.kube.bookmarks import Bookmarks
 from syncflow.kube.jsonapi import JsonApi
@@ -237,8 +237,12 @@ class ResourceWatch:
             lifetime=self.server_timeout + CLIENT_GRACE,
         )
         try:
-            with contextlib.closing(stream.events()) as events:
-                self._consume(events)
+            with contextlib.closing(stream.reads()) as reads:
+                for events in reads:
+                    self._take_read(events)
+                    # Only events taken reset the backoff: a connection whose events cannot be taken
+                    # (the queue's Redis is gone) is retried ever more slowly, not several times a second.
+                    self.backoff.reset()
         except (urllib3.exceptions.HTTPError, OSError):
             if stream.reason is None:  # a dropped connection; otherwise we shut it down ourselves
                 raise
@@ -247,35 +251,47 @@ class ResourceWatch:
         if stream.reason == INACTIVE:
             raise StalledError(f"no event for {self.inactivity_timeout}s")
 
-    def _consume(self, events: Iterator[dict[str, Any]]) -> None:
-        for event in events:
-            kind, obj = event.get("type"), event.get("object") or {}
-            if kind == "ERROR":
-                if obj.get("code") == 410:
-                    raise GoneError(str(obj.get("message", "")))
-                raise ApiException(status=obj.get("code"), reason=obj.get("reason"), body=json.dumps(obj))
-            rv = (obj.get("metadata") or {}).get("resourceVersion", "")
-            if kind == "BOOKMARK":
-                self._advance(rv)
-                self._save()
-            else:
-                self._take(str(kind), obj, rv)
-            # Only an event taken resets the backoff: a connection whose events cannot be taken (the
-            # queue's Redis is gone) is retried ever more slowly, not several times a second.
-            self.backoff.reset()
+    def _take_read(self, events: list[dict[str, Any]]) -> None:
+        """The events of one read of the stream: each handed to the handler, then the work the handler
+        deferred done (``syncflow.kube.deferred``), then each remembered; a bookmark or an error first
+        finishes the events before it."""
+        taken: list[tuple[str, ObjectRef, str]] = []
+        with deferred.one_read() as read:
+            for event in events:
+                kind, obj = event.get("type"), event.get("object") or {}
+                if kind == "ERROR":
+                    self._remember(read, taken)
+                    if obj.get("code") == 410:
+                        raise GoneError(str(obj.get("message", "")))
+                    raise ApiException(status=obj.get("code"), reason=obj.get("reason"), body=json.dumps(obj))
+                rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+                if kind == "BOOKMARK":
+                    self._remember(read, taken)
+                    self._advance(rv)
+                    self._save()
+                else:
+                    taken.append(self._take(str(kind), obj, rv))
+            self._remember(read, taken)
 
-    def _take(self, kind: str, obj: dict[str, Any], rv: str) -> None:
-        """Hand one event to the handler, then remember it."""
+    def _take(self, kind: str, obj: dict[str, Any], rv: str) -> tuple[str, ObjectRef, str]:
+        """Hand one event to the handler; returns what ``_remember`` needs of it."""
         ref = ObjectRef.of(obj)
         kept = obj if self.keep_snapshots and kind != "DELETED" else None
         with echoes.event_origin(self.echo_side, ref, rv), snapshots.event_object(self.echo_side, kept):
             self.handler.on_event(kind, obj, ref)
-        if kind == "DELETED":
-            self._known.discard(ref)
-            self._advance(rv, removed=ref)
-        else:
-            self._known.add(ref)
-            self._advance(rv, added=ref)
+        return kind, ref, rv
+
+    def _remember(self, read: deferred.Read, taken: list[tuple[str, ObjectRef, str]]) -> None:
+        """Do the work the handler deferred for the ``taken`` events, then remember them (emptied)."""
+        read.flush()
+        for kind, ref, rv in taken:
+            if kind == "DELETED":
+                self._known.discard(ref)
+                self._advance(rv, removed=ref)
+            else:
+                self._known.add(ref)
+                self._advance(rv, added=ref)
+        taken.clear()
 
     def _advance(self, rv: str, *, added: ObjectRef | None = None, removed: ObjectRef | None = None) -> None:
         """Remember ``rv`` (after the handler took the event) so a restart resumes after it; stored in

@@ -182,3 +182,22 @@ local function add(k, bulk, now, event)
   if deadline and not expired then return 0 end -- leased: done() republishes it
   return make_pending(k, now)
 end
+
+-- add_event(keys, first, last, bulk, origin, origin_rv, snapshot, max, now, lanes): the adds of keys
+-- keys[first..last] for one event (or, with bulk, one relist or resync), each lane appended to lanes.
+-- An event whose origin ("<side>:<ref>", '' = none) is a stored own write at origin_rv is an echo:
+-- nothing is added. Otherwise each sync or status key of an event keeps its snapshot ('' = none), or
+-- loses the one it had; a bulk add (no newer view of the object) leaves it as it is.
+local function add_event(keys, first, last, bulk, origin, origin_rv, snapshot, max_snapshots, now, lanes)
+  local echo = origin ~= '' and own_write(origin, origin_rv)
+  if echo then redis.call('HINCRBY', S, 'echoes', 1) end
+  local event = origin ~= '' and (origin .. '=' .. origin_rv) or ''
+  for i = first, last do
+    if echo then
+      lanes[#lanes + 1] = 0
+    else
+      keep_snapshot(keys[i], snapshot, bulk, max_snapshots)
+      lanes[#lanes + 1] = add(keys[i], bulk, now, event)
+    end
+  end
+end

@@ -19,7 +19,7 @@ from syncflow.queue.layout import BULK_QUEUE, CELERY_QUEUES, KEYED_QUEUES, pump_
 from syncflow.queue.pump import Pump, PumpTotals
 from syncflow.queue.registry import queue_of
 from syncflow.queue.scripts import Scripts
-from syncflow.queue.workqueue import Failure, Lane, QueueStats, WorkQueue
+from syncflow.queue.workqueue import EventAdd, Failure, Lane, QueueStats, WorkQueue
 
 
 class Publisher(Protocol):
@@ -88,13 +88,21 @@ class QueueService:
     ) -> int:
         """Event adds of ``objects``' keys, each keeping its object (as listed on endpoint ``side``,
         encoded by ``snapshots.listed``) as its snapshot, as a watch event of it would, marked when its
-        key is one of ``uncopied`` (listed without a copy); one script call per ``ADD_BATCH`` keys of a
-        queue, the messages published together. Returns how many keys were published."""
-        grouped: dict[str, list[tuple[ObjectKey, str]]] = defaultdict(list)
-        for key, obj in objects.items():
-            snapshot = snapshots.encoded_listed(side, obj, uncopied=key in uncopied)
-            grouped[queue_of(key.verb)].append((key, snapshot))
-        return sum(self.publish(name, self.queues[name].add_each(items)) for name, items in grouped.items())
+        key is one of ``uncopied`` (listed without a copy); see ``add_events``."""
+        return self.add_events(
+            EventAdd((key,), snapshot=snapshots.encoded_listed(side, obj, uncopied=key in uncopied))
+            for key, obj in objects.items()
+        )
+
+    def add_events(self, events: Iterable[EventAdd]) -> int:
+        """The adds of several events (the events of a watch's read, the objects of a listing): one
+        script call per ``ADD_BATCH`` keys of a queue, the messages published together. Returns how
+        many keys were published."""
+        grouped: dict[str, list[EventAdd]] = defaultdict(list)
+        for event in events:
+            for name, keys in _by_queue(event.keys).items():
+                grouped[name].append(EventAdd(keys, event.origin, event.snapshot))
+        return sum(self.publish(name, self.queues[name].add_events(items)) for name, items in grouped.items())
 
     def held(self, keys: Iterable[ObjectKey]) -> set[ObjectKey]:
         """Which of ``keys`` their queues hold: pending, leased or backing off (one script call per

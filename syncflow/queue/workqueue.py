@@ -64,6 +64,21 @@ class Taken:
 
 
 @dataclass(frozen=True)
+class EventAdd:
+    """The adds of one event: its keys, the object and version it came from (an echo of one of our own
+    writes adds nothing; None: no origin) and its object's snapshot, encoded ("" for none)."""
+
+    keys: Sequence[ObjectKey]
+    origin: echoes.Origin | None = None
+    snapshot: str = ""
+
+    @classmethod
+    def current(cls, keys: Sequence[ObjectKey]) -> EventAdd:
+        """The adds of the event being handled (``echoes.event_origin``, ``snapshots.event_object``)."""
+        return cls(keys, echoes.current_event(), snapshots.encoded_event())
+
+
+@dataclass(frozen=True)
 class DoneResult:
     """What ``done`` did: state is lost, done, delayed, backoff, parked or requeued."""
 
@@ -209,19 +224,22 @@ class WorkQueue:
         metrics.queue_added(self.name, int(added))
         return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
 
-    def add_each(self, items: Sequence[tuple[ObjectKey, str]]) -> list[tuple[ObjectKey, Lane]]:
-        """Event adds of keys each with its own encoded snapshot ("" for none): objects as a listing saw
-        them; one script call per ``ADD_BATCH`` keys. Returns the keys that need a message."""
+    def add_events(self, events: Sequence[EventAdd]) -> list[tuple[ObjectKey, Lane]]:
+        """The adds of several events, each as ``add`` inside the event would add its keys; one script
+        call per ``ADD_BATCH`` keys or so (an event's keys stay in one call). Returns the keys that need
+        a message."""
         added: list[tuple[ObjectKey, Lane]] = []
-        for i in range(0, len(items), ADD_BATCH):
-            batch = items[i : i + ADD_BATCH]
-            args: list[str | int] = [snapshots.MAX_SNAPSHOTS]
-            for key, snapshot in batch:
-                args += [str(key), snapshot]
-            *lanes, fresh = self._scripts.add_each(self._keys, args)
-            metrics.queue_added(self.name, int(fresh))
-            pairs = zip(batch, lanes, strict=True)
-            added += [(key, Lane(int(lane))) for (key, _), lane in pairs if int(lane)]
+        args: list[str | int] = []
+        keys: list[ObjectKey] = []
+        for i, event in enumerate(events):
+            origin = [event.origin.token, event.origin.resource_version] if event.origin else ["", ""]
+            args += [*origin, event.snapshot, len(event.keys), *map(str, event.keys)]
+            keys += event.keys
+            if len(keys) >= ADD_BATCH or i == len(events) - 1:
+                *lanes, fresh = self._scripts.add_each(self._keys, [snapshots.MAX_SNAPSHOTS, *args])
+                metrics.queue_added(self.name, int(fresh))
+                added += [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True) if int(lane)]
+                args, keys = [], []
         return added
 
     def claim(self, key: ObjectKey, token: str) -> Claim:

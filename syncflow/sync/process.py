@@ -17,11 +17,13 @@ from typing import Any, Protocol
 from kubernetes.client import ApiClient
 
 from syncflow.config import Settings
+from syncflow.kube import deferred
 from syncflow.kube.leader import LeaderElector
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import STATUS_QUEUE
 from syncflow.queue.linger import STATUS_LINGER, BacklogLinger, QueueLingers
 from syncflow.queue.service import QueueService
+from syncflow.queue.workqueue import EventAdd
 from syncflow.util.health import HealthServer
 from syncflow.util.logs import configure_logging, log_event
 
@@ -78,9 +80,17 @@ class WatchProcess:
         self._term: tuple[Watcher, threading.Event, threading.Thread] | None = None
 
     def _enqueue(self, keys: Iterable[ObjectKey], bulk: bool) -> None:
+        """Add keys: a relist's at once, an event's at the end of its watch's read, with the others of
+        that read (``syncflow.kube.deferred``: one script call for them all)."""
         batch = list(keys)
-        if batch:
-            self.queue.add_many(batch, bulk=bulk)
+        if not batch:
+            return
+        if bulk:
+            self.queue.add_many(batch, bulk=True)
+            return
+        event = EventAdd.current(batch)
+        if not deferred.defer(self.queue.add_events, event):
+            self.queue.add_events([event])
 
     def _start_term(self) -> None:
         watcher = self.make_watcher(self._enqueue)

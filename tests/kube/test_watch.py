@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from syncflow.kube import echoes
+from syncflow.kube import deferred, echoes
 from syncflow.kube import watch as watch_module
 from syncflow.kube.bookmarks import MemoryBookmarks
 from syncflow.kube.clients import for_url
@@ -346,3 +346,71 @@ def test_events_that_cannot_be_taken_are_retried_ever_more_slowly(
     assert "StoreDownError" in third["error"]
     # delays are drawn from [d/2, d], d doubling per failure from `initial`: the third is in [2d, 4d]
     assert third["retry_in"] > running.watch.backoff.initial, "every connection reset the backoff"
+
+
+class DeferringRecorder(Recorder):
+    """A handler that defers each event to the end of its read, as the watch process defers its queue
+    adds (``syncflow.kube.deferred``); each flush notes the watch's remembered resourceVersion then.
+    With ``refuse``, the first flush holding that name fails, as when the queue's Redis is gone."""
+
+    def __init__(self, refuse: str = "") -> None:
+        super().__init__()
+        self.watch: ResourceWatch | None = None
+        self.flushed: list[tuple[str, list[tuple[str, str]]]] = []
+        self.refuse = refuse
+
+    def on_event(self, type: str, obj: dict[str, Any], ref: ObjectRef) -> None:
+        super().on_event(type, obj, ref)
+        assert deferred.defer(self.flush, (ref.name, obj["metadata"]["resourceVersion"]))
+
+    def flush(self, items: list[tuple[str, str]]) -> None:
+        assert self.watch is not None
+        if self.refuse in {name for name, _ in items}:
+            self.refuse = ""
+            raise StoreDownError("the queue is unreachable")
+        with self.lock:
+            self.flushed.append((self.watch.status.resource_version, items))
+
+    def flushed_names(self) -> set[str]:
+        with self.lock:
+            return {name for _, items in self.flushed for name, _ in items}
+
+
+def test_what_a_reads_events_defer_is_done_before_the_watch_remembers_them(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
+) -> None:
+    recorder = DeferringRecorder()
+    watch = watch_of(api, namespace, recorder, MemoryBookmarks())
+    recorder.watch = watch
+    running = run_watch(watch)
+    wait_for(lambda: running.watch.status.synced, what="initial list")
+    names = [f"read-{i:02d}" for i in range(40)]
+    for name in names:
+        core.create_namespaced_config_map(namespace, configmap(name), _request_timeout=T)
+    wait_for(lambda: recorder.flushed_names() >= set(names), what="every event's deferred work done")
+    for remembered, items in recorder.flushed:
+        assert all(int(remembered) < int(rv) for _, rv in items), "remembered only after the flush"
+    wait_for(
+        lambda: (
+            int(running.watch.status.resource_version) >= max(int(rv) for _, rv in recorder.flushed[-1][1])
+        ),
+        what="the events remembered after their flush",
+    )
+
+
+def test_a_read_whose_deferred_work_fails_is_read_again_and_loses_no_event(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, run_watch: Runner
+) -> None:
+    recorder = DeferringRecorder(refuse="refused")
+    watch = watch_of(api, namespace, recorder, MemoryBookmarks())
+    recorder.watch = watch
+    running = run_watch(watch)
+    wait_for(lambda: running.watch.status.synced, what="initial list")
+    core.create_namespaced_config_map(namespace, configmap("refused"), _request_timeout=T)
+    wait_for(
+        lambda: "refused" in recorder.flushed_names(), timeout=15, what="the event's work done on a retry"
+    )
+    assert recorder.refuse == "", "the first flush failed"
+    assert [t for t, ref, _ in recorder.events if ref.name == "refused"] == ["ADDED", "ADDED"], (
+        "the event came again after the failed flush"
+    )

@@ -3,11 +3,14 @@ while the key was leased (on fakeredis[lua] and on the real Redis, see the fixtu
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from syncflow.kube import echoes
 from syncflow.kube.refs import ObjectRef
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
+from syncflow.queue.workqueue import Claim, EventAdd, Outcome, WorkQueue
 from tests.queue.conftest import Sent
 
 KEY = ObjectKey("sync", "certs", "root:org:team", "default", "web")
@@ -140,3 +143,34 @@ def test_only_a_tasks_collected_writes_are_recorded() -> None:
             echoes.record("local", ObjectRef("", "ns", f"o{i}"), "3")
     assert writes[0] == written(SOURCE, "2")
     assert len(writes) == echoes.MAX_WRITES_PER_TASK
+
+
+def test_the_events_of_a_read_are_added_in_one_call_each_as_on_its_own(
+    service: QueueService, sent: Sent
+) -> None:
+    """``add_events`` (a watch's read): one script call for all its events, and each event adds as it
+    would alone: the echo of an own write adds nothing, the others mark their keys, on every queue."""
+    service.add(KEY)
+    q(service).claim(KEY, "t1")
+    q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11")])
+    sent.clear()
+    other = ObjectKey("sync", "certs", "root:org:team", "default", "db")
+    calls: list[int] = []
+    script = q(service)._scripts.add_each
+
+    def counted(keys: Any, args: list[Any]) -> Any:
+        calls.append(len(args))
+        return script(keys, args)
+
+    q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
+    events = [
+        EventAdd((KEY, STATUS_KEY), written(SOURCE, "11")),  # an echo: neither key is new work
+        EventAdd((other,), written(ObjectRef("root:org:team", "default", "db"), "12")),
+        EventAdd((KEY,), written(SOURCE, "13")),  # a later change of the same object
+    ]
+    assert service.add_events(events) == 2
+    assert len(calls) == 1, "the sync queue's keys of the three events in one call"
+    assert sorted(key for key, _ in sent) == sorted([KEY, other])
+    assert q(service, "status").stats().dirty == 0, "the echo's status key stays clean"
+    assert q(service).counters()["echoes"] == 1
+    assert q(service, "status").counters()["echoes"] == 1

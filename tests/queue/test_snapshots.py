@@ -120,7 +120,7 @@ def test_a_poll_adds_each_object_with_its_own_snapshot_in_one_script_call(
     q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
     listed = {key: snapshots.listed(obj(str(i))) for i, key in enumerate(keys)}
     assert service.add_seen(listed, "pcluster", uncopied={keys[0]}) == 3
-    assert calls == [1 + 2 * 3]
+    assert calls == [1 + 5 * 3], "one call: per object its origin, version, snapshot, key count and key"
     assert sorted(key for key, _ in sent) == sorted(keys)
     assert delivered(service, keys[0]) == snapshots.Snapshot("pcluster", obj("0"), uncopied=True)
     assert delivered(service, keys[2]) == snapshots.Snapshot("pcluster", obj("2"))
