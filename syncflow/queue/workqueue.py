@@ -226,21 +226,28 @@ class WorkQueue:
 
     def add_events(self, events: Sequence[EventAdd]) -> list[tuple[ObjectKey, Lane]]:
         """The adds of several events, each as ``add`` inside the event would add its keys; one script
-        call per ``ADD_BATCH`` keys or so (an event's keys stay in one call). Returns the keys that need
-        a message."""
+        call per ``ADD_BATCH`` keys at most (an event of more keys is split). Returns the keys that
+        need a message."""
         added: list[tuple[ObjectKey, Lane]] = []
         args: list[str | int] = []
         keys: list[ObjectKey] = []
-        for i, event in enumerate(events):
+        for event in events:
             origin = [event.origin.token, event.origin.resource_version] if event.origin else ["", ""]
-            args += [*origin, event.snapshot, len(event.keys), *map(str, event.keys)]
-            keys += event.keys
-            if len(keys) >= ADD_BATCH or i == len(events) - 1:
-                *lanes, fresh = self._scripts.add_each(self._keys, [snapshots.MAX_SNAPSHOTS, *args])
-                metrics.queue_added(self.name, int(fresh))
-                added += [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True) if int(lane)]
-                args, keys = [], []
+            for start in range(0, len(event.keys), ADD_BATCH):
+                piece = event.keys[start : start + ADD_BATCH]
+                if len(keys) + len(piece) > ADD_BATCH:
+                    added += self._add_each(args, keys)
+                    args, keys = [], []
+                args += [*origin, event.snapshot, len(piece), *map(str, piece)]
+                keys += piece
+        if keys:
+            added += self._add_each(args, keys)
         return added
+
+    def _add_each(self, args: list[str | int], keys: list[ObjectKey]) -> list[tuple[ObjectKey, Lane]]:
+        *lanes, fresh = self._scripts.add_each(self._keys, [snapshots.MAX_SNAPSHOTS, *args])
+        metrics.queue_added(self.name, int(fresh))
+        return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True) if int(lane)]
 
     def claim(self, key: ObjectKey, token: str) -> Claim:
         """Take the key's lease at task start, if this message is the one to process it."""

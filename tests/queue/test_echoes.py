@@ -10,7 +10,7 @@ from syncflow.kube import echoes
 from syncflow.kube.refs import ObjectRef
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
-from syncflow.queue.workqueue import Claim, EventAdd, Outcome, WorkQueue
+from syncflow.queue.workqueue import ADD_BATCH, Claim, EventAdd, Outcome, WorkQueue
 from tests.queue.conftest import Sent
 
 KEY = ObjectKey("sync", "certs", "root:org:team", "default", "web")
@@ -174,3 +174,22 @@ def test_the_events_of_a_read_are_added_in_one_call_each_as_on_its_own(
     assert q(service, "status").stats().dirty == 0, "the echo's status key stays clean"
     assert q(service).counters()["echoes"] == 1
     assert q(service, "status").counters()["echoes"] == 1
+
+
+def test_an_event_of_more_keys_than_one_call_takes_is_split(service: QueueService, sent: Sent) -> None:
+    """No script call adds more than ``ADD_BATCH`` keys, however many one event maps to (a related
+    object many rules reference), so one event never holds Redis up for long."""
+    many = [ObjectKey("sync", "certs", "root:org:team", "default", f"obj-{i}") for i in range(ADD_BATCH + 5)]
+    calls: list[int] = []
+    script = q(service)._scripts.add_each
+
+    def counted(keys: Any, args: list[Any]) -> Any:
+        calls.append(len(args))
+        return script(keys, args)
+
+    q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
+    assert service.add_events([EventAdd(tuple(many))]) == len(many)
+    assert calls == [1 + 4 + ADD_BATCH, 1 + 4 + 5], (
+        "the most snapshots, then origin, version, snapshot, count"
+    )
+    assert sorted(key for key, _ in sent) == sorted(many)
