@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -89,6 +90,21 @@ class Sent(list[tuple[ObjectKey, str]]):
 @pytest.fixture
 def sent() -> Sent:
     return Sent()
+
+
+def counted_add_each(service: QueueService, queue: str = "sync") -> list[int]:
+    """Count the ``add_each`` script calls of ``queue`` from now on: the list gets each call's number
+    of arguments."""
+    work_queue = service.queues[queue]
+    script = work_queue._scripts.add_each
+    calls: list[int] = []
+
+    def counted(keys: Any, args: list[Any]) -> Any:
+        calls.append(len(args))
+        return script(keys, args)
+
+    work_queue._scripts = dataclasses.replace(work_queue._scripts, add_each=counted)  # type: ignore[arg-type]
+    return calls
 
 
 TEMPLATE_KEY = ObjectKey("sync", "template", "root:ws", "ns", "name")

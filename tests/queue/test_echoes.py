@@ -3,15 +3,12 @@ while the key was leased (on fakeredis[lua] and on the real Redis, see the fixtu
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 from syncflow.kube import echoes
 from syncflow.kube.refs import ObjectRef
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import ADD_BATCH, Claim, EventAdd, Outcome, WorkQueue
-from tests.queue.conftest import Sent
+from tests.queue.conftest import Sent, counted_add_each
 
 KEY = ObjectKey("sync", "certs", "root:org:team", "default", "web")
 STATUS_KEY = ObjectKey("status", "certs", "root:org:team", "default", "web")
@@ -155,14 +152,7 @@ def test_the_events_of_a_read_are_added_in_one_call_each_as_on_its_own(
     q(service).done(KEY, "t1", Outcome.OK, own_writes=[written(SOURCE, "11")])
     sent.clear()
     other = ObjectKey("sync", "certs", "root:org:team", "default", "db")
-    calls: list[int] = []
-    script = q(service)._scripts.add_each
-
-    def counted(keys: Any, args: list[Any]) -> Any:
-        calls.append(len(args))
-        return script(keys, args)
-
-    q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
+    calls = counted_add_each(service)
     events = [
         EventAdd((KEY, STATUS_KEY), written(SOURCE, "11")),  # an echo: neither key is new work
         EventAdd((other,), written(ObjectRef("root:org:team", "default", "db"), "12")),
@@ -180,14 +170,7 @@ def test_an_event_of_more_keys_than_one_call_takes_is_split(service: QueueServic
     """No script call adds more than ``ADD_BATCH`` keys, however many one event maps to (a related
     object many rules reference), so one event never holds Redis up for long."""
     many = [ObjectKey("sync", "certs", "root:org:team", "default", f"obj-{i}") for i in range(ADD_BATCH + 5)]
-    calls: list[int] = []
-    script = q(service)._scripts.add_each
-
-    def counted(keys: Any, args: list[Any]) -> Any:
-        calls.append(len(args))
-        return script(keys, args)
-
-    q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
+    calls = counted_add_each(service)
     assert service.add_events([EventAdd(tuple(many))]) == len(many)
     assert calls == [1 + 4 + ADD_BATCH, 1 + 4 + 5], (
         "the most snapshots, then origin, version, snapshot, count"

@@ -3,7 +3,6 @@ without one, handed out once by the claim, bounded (on fakeredis[lua] and on the
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from syncflow.kube.refs import ObjectRef
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.service import QueueService
 from syncflow.queue.workqueue import Claim, Outcome, WorkQueue
+from tests.queue.conftest import counted_add_each
 
 KEY = ObjectKey("sync", "certs", "root:org:team", "default", "web")
 RELATED = ObjectKey("related", "certs", "root:org:team", "default", "web")
@@ -110,14 +110,7 @@ def test_a_poll_adds_each_object_with_its_own_snapshot_in_one_script_call(
     """``add_seen``: each key keeps the object listed for it (marked when listed without a copy), in
     one ``add_each`` call per ``ADD_BATCH`` keys, and every key gets its message."""
     keys = [ObjectKey("sync", "up", "root:org:team", "default", f"web-{i}") for i in range(3)]
-    calls: list[int] = []
-    script = q(service)._scripts.add_each
-
-    def counted(keys_arg: Any, args: list[Any]) -> Any:
-        calls.append(len(args))
-        return script(keys_arg, args)
-
-    q(service)._scripts = dataclasses.replace(q(service)._scripts, add_each=counted)
+    calls = counted_add_each(service)
     listed = {key: snapshots.listed(obj(str(i))) for i, key in enumerate(keys)}
     assert service.add_seen(listed, "pcluster", uncopied={keys[0]}) == 3
     assert calls == [1 + 5 * 3], "one call: per object its origin, version, snapshot, key count and key"
