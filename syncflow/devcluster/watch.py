@@ -138,7 +138,10 @@ class WatchStream:
             try:
                 event = await asyncio.wait_for(queue.get(), min(remaining, self.bookmark_interval))
             except TimeoutError:
-                if self.request.bookmarks and loop.time() < deadline:
+                # A bookmark says every event up to its version was sent: not while an event stored
+                # since the wait timed out still waits in the queue (it would follow a bookmark past it,
+                # and a client resuming from that bookmark would never see it).
+                if self.request.bookmarks and loop.time() < deadline and queue.empty():
                     await self._write(response, "BOOKMARK", self.bookmark_object(self.store.resource_version))
                 continue
             if event is None:

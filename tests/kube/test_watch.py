@@ -408,7 +408,9 @@ def test_a_read_whose_deferred_work_fails_is_read_again_and_loses_no_event(
     wait_for(lambda: running.watch.status.synced, what="initial list")
     core.create_namespaced_config_map(namespace, configmap("refused"), _request_timeout=T)
     wait_for(
-        lambda: "refused" in recorder.flushed_names(), timeout=15, what="the event's work done on a retry"
+        lambda: "refused" in recorder.flushed_names(),
+        timeout=30,
+        what=lambda: f"the event's work done on a retry; saw {recorder.events}, watch {running.watch.status}",
     )
     assert recorder.refuse == "", "the first flush failed"
     assert [t for t, ref, _ in recorder.events if ref.name == "refused"] == ["ADDED", "ADDED"], (
