@@ -77,6 +77,11 @@ class EventAdd:
         """The adds of the event being handled (``echoes.event_origin``, ``snapshots.event_object``)."""
         return cls(keys, echoes.current_event(), snapshots.encoded_event())
 
+    @property
+    def origin_args(self) -> list[str]:
+        """The origin as the add scripts take it: its object and resourceVersion ("", "" for none)."""
+        return [self.origin.token, self.origin.resource_version] if self.origin else ["", ""]
+
 
 @dataclass(frozen=True)
 class DoneResult:
@@ -216,10 +221,9 @@ class WorkQueue:
         return [(key, lane) for key, lane in added if lane]
 
     def _add(self, keys: list[ObjectKey], bulk: bool) -> list[tuple[ObjectKey, Lane]]:
-        origin = None if bulk else echoes.current_event()
-        event = [origin.token, origin.resource_version] if origin else ["", ""]
-        snapshot = "" if bulk else snapshots.encoded_event()
-        args: list[str | int] = [int(bulk), *event, snapshot, snapshots.MAX_SNAPSHOTS, *map(str, keys)]
+        event = EventAdd(keys) if bulk else EventAdd.current(keys)  # a relist's adds have no origin
+        args: list[str | int] = [int(bulk), *event.origin_args, event.snapshot, snapshots.MAX_SNAPSHOTS]
+        args += map(str, keys)
         *lanes, added = self._scripts.add(self._keys, args)
         metrics.queue_added(self.name, int(added))
         return [(key, Lane(int(lane))) for key, lane in zip(keys, lanes, strict=True)]
@@ -232,13 +236,12 @@ class WorkQueue:
         args: list[str | int] = []
         keys: list[ObjectKey] = []
         for event in events:
-            origin = [event.origin.token, event.origin.resource_version] if event.origin else ["", ""]
             for start in range(0, len(event.keys), ADD_BATCH):
                 piece = event.keys[start : start + ADD_BATCH]
                 if len(keys) + len(piece) > ADD_BATCH:
                     added += self._add_each(args, keys)
                     args, keys = [], []
-                args += [*origin, event.snapshot, len(piece), *map(str, piece)]
+                args += [*event.origin_args, event.snapshot, len(piece), *map(str, piece)]
                 keys += piece
         if keys:
             added += self._add_each(args, keys)
