@@ -48,6 +48,7 @@ from bench.steady import copy_latency, steady_rate
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    CpuReading,
     Memory,
     agent_env,
     cpu_ms,
@@ -250,7 +251,8 @@ class ClustersBench:
         await self.queue.idle(self.stack)
         apis = [self.kcp, *self.clusters.values()]
         before = await traffic(apis)
-        done_before, cpu_before, busy = done_verbs(self.stack), self.stack.cpu(), machine_cpu()
+        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
+        reading = CpuReading.now(self.stack, self.queue.redis)
         seen: dict[str, float] = {}
         watchers = await self.watch_all(run, count, seen)
         started = time.perf_counter()
@@ -265,7 +267,8 @@ class ClustersBench:
             zip(("kcp", *CLUSTERS), (a - b for a, b in zip(after, before, strict=True)), strict=True)
         )
         done = done_verbs(self.stack) - done_before
-        return sync_figures(started, created, seen, create_s, sides, done, cpu, cpu_ms(busy, count))
+        spent = reading.spent(self.stack, self.queue.redis, count)
+        return sync_figures(started, created, seen, create_s, sides, done, cpu, spent)
 
     async def watch_all(self, run: str, count: int, seen: dict[str, float]) -> list[asyncio.Task[None]]:
         """Open a raw watch of each cluster's copies of run ``run``'s ``count`` objects (``create_all``'s

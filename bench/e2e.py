@@ -85,7 +85,9 @@ from bench.steady import copy_latency, steady_rate
 from bench.support import (
     BIN,
     REPO,
+    SYNCFLOW_GROUPS,
     AgentQueue,
+    CpuReading,
     Memory,
     all_seen,
     apply_crds,
@@ -116,8 +118,6 @@ GROUP, KIND, PLURAL, RULE, EXPORT = "widgets.bench.io", "Widget", "widgets", "be
 APIS = "apis/apis.kcp.io/v1alpha1"
 STEP = 1_000
 """Copies per window of the flat-cost breakdown (objects/s and service CPU per object)."""
-SYNCFLOW_GROUPS = ("worker", "watch", "beat")
-"""The ``Stack.cpu`` groups that are syncflow's processes."""
 COUNTED = "-count"
 """Suffix of the run that counts Redis round trips."""
 BASE_COPY = "base-copy"
@@ -523,7 +523,7 @@ class Bench:
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.service])
         done_before = done_verbs(self.stack)
-        cpu_before, busy = self.stack.cpu(), machine_cpu()
+        cpu_before, reading = self.stack.cpu(), CpuReading.now(self.stack, self.queue.redis)
         seen: dict[str, float] = {}
         steps: list[tuple[float, float]] = []  # (time, service CPU seconds) at every STEP-th copy
         synced: list[Counter[str]] = []  # CPU seconds by process group at the first create and last copy
@@ -559,7 +559,8 @@ class Bench:
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         sides = {"kcp": kcp, "service": service}
-        figures = sync_figures(started, created, seen, create_s, sides, done, cpu, cpu_ms(busy, objects))
+        spent = reading.spent(self.stack, self.queue.redis, objects)
+        figures = sync_figures(started, created, seen, create_s, sides, done, cpu, spent)
         rates = [(now - then).total() / window for now, then in zip(at_complete, before, strict=True)]
         limits = [self.qps or self.queue.settings.endpoint_limit(e).qps for e in (KCP, SERVICE)]
         figures["qps"] = dict(zip((KCP, SERVICE), zip(rates, limits, strict=True), strict=True))

@@ -59,6 +59,7 @@ from bench.figures import (
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    CpuReading,
     Memory,
     agent_env,
     apply_crds,
@@ -216,7 +217,8 @@ class EdgeBench:
         load a bare client does as one list and the writes) to the last copy on a raw watch of the
         mailbox, the seconds from the config's creation to that poll, and the machine's busy CPU per object
         from the config's creation until the queue is idle."""
-        before, done_before, busy = await self._counts(), done_verbs(self.stack), machine_cpu()
+        before, done_before = await self._counts(), done_verbs(self.stack)
+        reading = CpuReading.now(self.stack, self.queue.redis)
         selector = {"namespace": NAMESPACE, "labelSelector": {"matchLabels": {"bench": "up"}}}
         body = edge_sync_config("bench", "upSyncedResources", selector)
         seen: dict[str, float] = {}
@@ -228,7 +230,7 @@ class EdgeBench:
         polled = self.poll_started() - epoch
         elapsed = max(seen.values()) - polled
         await self.queue.idle(self.stack, 60)
-        machine_ms = cpu_ms(busy, self.objects)
+        spent = reading.spent(self.stack, self.queue.redis, self.objects)
         after = await self._counts()
         kcp, pcluster = after[0] - before[0], after[1] - before[1]
         done = done_verbs(self.stack) - done_before
@@ -241,7 +243,7 @@ class EdgeBench:
             "pcluster": pcluster.total() / self.objects,
             "sync": done["sync"] / self.objects,
             "status": done["status"] / self.objects,
-            "cpu_ms": machine_ms,
+            **spent,
         }
 
     async def watch_mailbox(

@@ -60,6 +60,9 @@ class ModeFigures:
     every process's, the API servers', Redis's and the benchmark's clients and watches included."""
     base_cpu_ms_same: float | None = None
     """The same for the baseline with ``same_clients`` clients (its API servers, clients and watches)."""
+    cpu_parts: dict[str, float] | None = None
+    """``cpu_ms`` in parts (ms per object): ``syncflow`` (its processes), ``redis`` (the Redis server)
+    and ``rest`` (the API servers, the benchmark's clients and watches)."""
     requests: float | None = None
     """syncflow's API requests per object (both sides, minus the benchmark's own)."""
     base_requests: float | None = None
@@ -177,6 +180,7 @@ def mode_figures(
         same_clients=None if same is None else same[0],
         cpu_ms=synced.get("cpu_ms"),
         base_cpu_ms_same=None if same is None else same[1].get("cpu_ms"),
+        cpu_parts=synced.get("cpu_parts"),
         requests=sum(synced[side] for side in sides),
         base_requests=None if base is None else base["calls"],
         sync=synced["sync"],
@@ -218,6 +222,10 @@ def per_10k(grown: float, objects: int) -> float:
     return grown / 2**20 * PER / objects
 
 
+CPU_PARTS = ("syncflow", "redis", "rest")
+"""The parts of a run's CPU per object, in the order the table shows them."""
+
+
 def _n(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -226,6 +234,12 @@ def _bound(f: ModeFigures) -> str:
     if f.last_copy_s is None or f.last_copy_bound_s is None:
         return _n(f.last_copy_s, 1)
     return f"{f.last_copy_s:.1f} {'<=' if f.last_copy_within else '>'} {f.last_copy_bound_s:.1f}"
+
+
+def _parts(f: ModeFigures) -> str:
+    if f.cpu_parts is None:
+        return "—"
+    return " / ".join(f"{f.cpu_parts[part]:.2f}" for part in CPU_PARTS)
 
 
 def _poll(f: ModeFigures) -> str:
@@ -247,6 +261,7 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("baseline obj/s ({same} clients)", lambda f: _n(f.base_rate_same, 1)),
     ("ratio ({same} clients)", lambda f: _n(f.ratio_same, 3)),
     ("CPU ms/obj syncflow", lambda f: _n(f.cpu_ms, 2)),
+    ("of which syncflow / Redis / rest", _parts),
     ("CPU ms/obj baseline ({same} clients)", lambda f: _n(f.base_cpu_ms_same, 2)),
     ("CPU ratio ({same} clients)", lambda f: _n(f.cpu_ratio_same, 3)),
     ("API req/obj syncflow", lambda f: _n(f.requests, 2)),
@@ -302,7 +317,9 @@ def table(runs: Sequence[ModeFigures]) -> str:
             "CPU ms/obj: the machine's busy CPU per object over the run, every process's (API servers,"
             " Redis, syncflow, this benchmark's clients and watches), until syncflow's work was done; CPU"
             f" ratio ({same} clients): that baseline's over syncflow's (1.0: as little CPU per object),"
-            " which the host's speed at the time of each run moves far less than obj/s",
+            " which the host's speed at the time of each run moves far less than obj/s; of which: syncflow's"
+            " processes' share of syncflow's CPU ms/obj, the Redis server's (as it reports itself), and the"
+            " rest (the API servers, this benchmark's clients and watches)",
             *(f"baseline of {f.mode}: {f.baseline}" for f in runs),
         ]
     )

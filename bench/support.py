@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -223,12 +224,12 @@ def sync_figures(
     requests: dict[str, Counter[str]],
     done: Counter[str],
     cpu: Counter[str],
-    machine_ms: float,
+    spent: Mapping[str, Any],
     returned: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """The figures of a sync run: objects created at ``created`` times, copies seen at ``seen`` times,
     ``requests`` per side during the run, the ``done`` task verbs, the ``cpu`` seconds it took by process
-    group and the machine's busy CPU per object (``machine_ms``, ``cpu_ms``) until its work was done; the
+    group and the CPU per object until its work was done (``spent``: ``CpuReading.spent``'s); the
     last copy's seconds after ``started`` and the bound it should be within (``last_copy_bound``).
     With ``returned`` (when each object's status came back upstream), the run lasts until the last
     status is back too, as the baseline's writes include it."""
@@ -258,7 +259,7 @@ def sync_figures(
             for method, n in sorted(calls.items())
         ),
         "cpu": cpu_summary(cpu, elapsed, objects),
-        "cpu_ms": machine_ms,
+        **spent,
     }
 
 
@@ -275,6 +276,46 @@ def machine_cpu() -> float:
 def cpu_ms(busy_since: float, objects: int) -> float:
     """Milliseconds of the machine's busy CPU per object since the ``machine_cpu`` reading ``busy_since``."""
     return 1000 * (machine_cpu() - busy_since) / objects
+
+
+SYNCFLOW_GROUPS = ("worker", "watch", "beat")
+"""The ``Stack.cpu`` groups that are syncflow's processes (every mode's roles)."""
+
+
+@dataclass(frozen=True)
+class CpuReading:
+    """CPU seconds spent so far by the machine's busy cores, by syncflow's processes (their groups in a
+    ``Stack``) and by the run's Redis server (as it reports itself)."""
+
+    machine: float
+    syncflow: float
+    redis: float
+
+    @classmethod
+    def now(cls, stack: Stack, redis: Redis) -> CpuReading:
+        """A reading of ``stack``'s syncflow processes and the Redis server behind ``redis``."""
+        groups, used = stack.cpu(), redis.info("cpu")
+        syncflow = sum(groups[group] for group in SYNCFLOW_GROUPS)
+        return cls(machine_cpu(), syncflow, float(used["used_cpu_sys"]) + float(used["used_cpu_user"]))
+
+    def spent(self, stack: Stack, redis: Redis, objects: int) -> dict[str, Any]:
+        """``since`` this reading, until now."""
+        return CpuReading.now(stack, redis).since(self, objects)
+
+    def since(self, earlier: CpuReading, objects: int) -> dict[str, Any]:
+        """Milliseconds per object from ``earlier`` to this reading: the machine's busy CPU (``cpu_ms``)
+        and its parts (``cpu_parts``): syncflow's processes, Redis, and the rest (the API servers, this
+        benchmark's clients and watches, processes that ended meanwhile)."""
+        machine, syncflow, used = (
+            self.machine - earlier.machine,
+            self.syncflow - earlier.syncflow,
+            self.redis - earlier.redis,
+        )
+        per_object = {"syncflow": syncflow, "redis": used, "rest": machine - syncflow - used}
+        return {
+            "cpu_ms": 1000 * machine / objects,
+            "cpu_parts": {part: 1000 * seconds / objects for part, seconds in per_object.items()},
+        }
 
 
 def cpu_summary(cpu: Counter[str], elapsed: float, objects: int) -> str:

@@ -57,6 +57,7 @@ from bench.steady import StatusLog, copy_latency, returned, status_lags, steady_
 from bench.support import (
     REDIS_URL,
     AgentQueue,
+    CpuReading,
     Memory,
     agent_env,
     all_seen,
@@ -261,7 +262,8 @@ class WorkloadBench:
         run = "sync"
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.physical])
-        done_before, cpu_before, busy = done_verbs(self.stack), self.stack.cpu(), machine_cpu()
+        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
+        reading = CpuReading.now(self.stack, self.queue.redis)
         seen: dict[str, float] = {}
         returned: dict[str, float] = {}
         watchers = [
@@ -299,8 +301,8 @@ class WorkloadBench:
         kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
         done = done_verbs(self.stack) - done_before
         sides = {"kcp": kcp, "physical": physical}
-        machine_ms = cpu_ms(busy, objects)
-        return sync_figures(started, created, seen, create_s, sides, done, cpu, machine_ms, returned)
+        spent = reading.spent(self.stack, self.queue.redis, objects)
+        return sync_figures(started, created, seen, create_s, sides, done, cpu, spent, returned)
 
     async def watch_statuses(
         self, api: Api, path: str, run: str, log: StatusLog, opened: asyncio.Event

@@ -9,7 +9,7 @@ from dataclasses import replace
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, table
-from bench.support import cpu_ms, machine_cpu, sampled_at, sync_figures
+from bench.support import CpuReading, cpu_ms, machine_cpu, sampled_at, sync_figures
 
 PUBLISH = ModeFigures(
     mode="publish",
@@ -21,6 +21,7 @@ PUBLISH = ModeFigures(
     same_clients=2,
     cpu_ms=2.5,
     base_cpu_ms_same=1.0,
+    cpu_parts={"syncflow": 1.25, "redis": 0.25, "rest": 1.0},
     requests=4.256,
     base_requests=5.0,
     sync=1.0,
@@ -67,6 +68,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "100.0",
         "0.500",
         "2.50",
+        "1.25 / 0.25 / 1.00",
         "1.00",
         "0.400",
         "4.26",
@@ -91,7 +93,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "4.00 5.00 6.00",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 25
+    assert edge[5:] == ["—"] * 26
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
     assert (
         "baseline obj/s, ratio: the mode's baseline with 8 clients; baseline obj/s (2 clients)" in lines[-4]
@@ -99,6 +101,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
     assert (
         lines[-3].startswith("CPU ms/obj: the machine's busy CPU per object")
         and "CPU ratio (2 clients)" in lines[-3]
+        and "of which: syncflow's processes' share" in lines[-3]
     )
 
 
@@ -130,7 +133,8 @@ def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None
     assert (publish["base_rate_same"], publish["same_clients"], publish["ratio_same"]) == (100.0, 2, 0.5)
     assert (edge["base_rate_same"], edge["ratio_same"]) == (None, None)
     assert (publish["cpu_ms"], publish["base_cpu_ms_same"], publish["cpu_ratio_same"]) == (2.5, 1.0, 0.4)
-    assert (edge["cpu_ms"], edge["cpu_ratio_same"]) == (None, None)
+    assert (edge["cpu_ms"], edge["cpu_ratio_same"], edge["cpu_parts"]) == (None, None, None)
+    assert publish["cpu_parts"] == {"syncflow": 1.25, "redis": 0.25, "rest": 1.0}
     assert publish["load_before"] == [1.0, 2.0, 3.0]
     assert (publish["rss_growth_mb"], publish["rss_late_mb"]) == (12.34, 0.46)
     assert edge["p99_ms"] is None
@@ -169,11 +173,12 @@ def test_a_run_with_statuses_to_return_lasts_until_the_last_one_is_back() -> Non
     created = {"a": 10.0, "b": 10.0}
     seen = {"a": 11.0, "b": 12.0}
     requests = {"kcp": Counter({"PATCH": 4})}
-    copies_only = sync_figures(10.0, created, seen, 1.0, requests, Counter({"sync": 2}), Counter(), 1.5)
+    spent = {"cpu_ms": 1.5, "cpu_parts": {"syncflow": 1.0, "redis": 0.1, "rest": 0.4}}
+    copies_only = sync_figures(10.0, created, seen, 1.0, requests, Counter({"sync": 2}), Counter(), spent)
     assert (copies_only["rate"], copies_only["last_s"], copies_only["returned_s"]) == (1.0, 2.0, None)
-    assert copies_only["cpu_ms"] == 1.5
+    assert (copies_only["cpu_ms"], copies_only["cpu_parts"]) == (1.5, spent["cpu_parts"])
     returned = {"a": 13.0, "b": 14.0}
-    both = sync_figures(10.0, created, seen, 1.0, requests, Counter({"sync": 2}), Counter(), 1.5, returned)
+    both = sync_figures(10.0, created, seen, 1.0, requests, Counter({"sync": 2}), Counter(), spent, returned)
     assert (both["rate"], both["last_s"], both["returned_s"]) == (0.5, 2.0, 4.0)
 
 
@@ -183,3 +188,14 @@ def test_the_machines_busy_cpu_grows_with_work_and_counts_per_object() -> None:
     while machine_cpu() <= before:  # this loop is the work: it keeps a core busy until a tick is counted
         assert time.monotonic() < deadline, "no busy CPU counted in 30 s of a busy loop"
     assert cpu_ms(machine_cpu() - 2.0, 1_000) >= 2.0  # 2 s busy since that reading: at least 2 ms each
+
+
+def test_a_runs_cpu_per_object_splits_into_syncflows_processes_redis_and_the_rest() -> None:
+    earlier = CpuReading(machine=100.0, syncflow=40.0, redis=5.0)
+    later = CpuReading(machine=103.0, syncflow=41.5, redis=5.25)
+
+    spent = later.since(earlier, 1_000)
+
+    assert spent["cpu_ms"] == 3.0
+    assert spent["cpu_parts"] == {"syncflow": 1.5, "redis": 0.25, "rest": 1.25}
+    assert sum(spent["cpu_parts"].values()) == spent["cpu_ms"]
