@@ -251,8 +251,7 @@ class ClustersBench:
         await self.queue.idle(self.stack)
         apis = [self.kcp, *self.clusters.values()]
         before = await traffic(apis)
-        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
-        reading = CpuReading.now(self.stack, self.queue.redis)
+        done_before, reading = done_verbs(self.stack), CpuReading.now(self.stack, self.queue.redis)
         seen: dict[str, float] = {}
         watchers = await self.watch_all(run, count, seen)
         started = time.perf_counter()
@@ -260,7 +259,7 @@ class ClustersBench:
         create_s = time.perf_counter() - started
         await asyncio.wait_for(asyncio.gather(*watchers), self.stack.remaining(timeout))
         cpu = self.stack.cpu()
-        cpu.subtract(cpu_before)
+        cpu.subtract(reading.groups)
         await self.queue.idle(self.stack, timeout)  # the echoes' runs drain at the workers' pace
         after = await traffic(apis)
         sides = dict(

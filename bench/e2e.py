@@ -523,7 +523,7 @@ class Bench:
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.service])
         done_before = done_verbs(self.stack)
-        cpu_before, reading = self.stack.cpu(), CpuReading.now(self.stack, self.queue.redis)
+        reading = CpuReading.now(self.stack, self.queue.redis)
         seen: dict[str, float] = {}
         steps: list[tuple[float, float]] = []  # (time, service CPU seconds) at every STEP-th copy
         synced: list[Counter[str]] = []  # CPU seconds by process group at the first create and last copy
@@ -554,7 +554,7 @@ class Bench:
             lambda: self._ready(watcher), 10, f"the watch to see every copy (seen {len(seen)})", 0.05
         )
         cpu = self.stack.cpu()
-        cpu.subtract(cpu_before)
+        cpu.subtract(reading.groups)
         await self.queue.idle(self.stack, timeout)  # the echoes' reconciles drain at the workers' pace
         kcp, service = (a - b for a, b in zip(await traffic([self.kcp, self.service]), before, strict=True))
         done = done_verbs(self.stack) - done_before

@@ -284,19 +284,23 @@ SYNCFLOW_GROUPS = ("worker", "watch", "beat")
 
 @dataclass(frozen=True)
 class CpuReading:
-    """CPU seconds spent so far by the machine's busy cores, by syncflow's processes (their groups in a
-    ``Stack``) and by the run's Redis server (as it reports itself)."""
+    """CPU seconds spent so far by the machine's busy cores, by each process group of a ``Stack``
+    (``Stack.cpu``) and by the run's Redis server (as it reports itself)."""
 
     machine: float
-    syncflow: float
+    groups: Counter[str]
     redis: float
 
     @classmethod
     def now(cls, stack: Stack, redis: Redis) -> CpuReading:
-        """A reading of ``stack``'s syncflow processes and the Redis server behind ``redis``."""
-        groups, used = stack.cpu(), redis.info("cpu")
-        syncflow = sum(groups[group] for group in SYNCFLOW_GROUPS)
-        return cls(machine_cpu(), syncflow, float(used["used_cpu_sys"]) + float(used["used_cpu_user"]))
+        """A reading of ``stack``'s process groups and the Redis server behind ``redis``."""
+        used = redis.info("cpu")
+        return cls(machine_cpu(), stack.cpu(), float(used["used_cpu_sys"]) + float(used["used_cpu_user"]))
+
+    @property
+    def syncflow(self) -> float:
+        """The CPU seconds of syncflow's processes (``SYNCFLOW_GROUPS``)."""
+        return sum(self.groups[group] for group in SYNCFLOW_GROUPS)
 
     def spent(self, stack: Stack, redis: Redis, objects: int) -> dict[str, Any]:
         """``since`` this reading, until now."""

@@ -262,8 +262,7 @@ class WorkloadBench:
         run = "sync"
         await self.queue.idle(self.stack)
         before = await traffic([self.kcp, self.physical])
-        done_before, cpu_before = done_verbs(self.stack), self.stack.cpu()
-        reading = CpuReading.now(self.stack, self.queue.redis)
+        done_before, reading = done_verbs(self.stack), CpuReading.now(self.stack, self.queue.redis)
         seen: dict[str, float] = {}
         returned: dict[str, float] = {}
         watchers = [
@@ -296,7 +295,7 @@ class WorkloadBench:
                 f"{objects - len(seen)} copies and {objects - len(returned)} statuses never seen in time"
             )
         cpu = self.stack.cpu()
-        cpu.subtract(cpu_before)
+        cpu.subtract(reading.groups)
         await self.queue.idle(self.stack, timeout)
         kcp, physical = (a - b for a, b in zip(await traffic([self.kcp, self.physical]), before, strict=True))
         done = done_verbs(self.stack) - done_before

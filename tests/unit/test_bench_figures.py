@@ -191,8 +191,12 @@ def test_the_machines_busy_cpu_grows_with_work_and_counts_per_object() -> None:
 
 
 def test_a_runs_cpu_per_object_splits_into_syncflows_processes_redis_and_the_rest() -> None:
-    earlier = CpuReading(machine=100.0, syncflow=40.0, redis=5.0)
-    later = CpuReading(machine=103.0, syncflow=41.5, redis=5.25)
+    earlier = CpuReading(
+        machine=100.0, groups=Counter({"worker": 30.0, "watch": 10.0, "kcp": 20.0}), redis=5.0
+    )
+    later = CpuReading(
+        machine=103.0, groups=Counter({"worker": 31.0, "watch": 10.5, "kcp": 21.0}), redis=5.25
+    )
 
     spent = later.since(earlier, 1_000)
 
