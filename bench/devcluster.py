@@ -24,7 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,8 @@ def start_server(workdir: Path, *extra: str) -> tuple[subprocess.Popen[str], str
     for line in process.stdout:
         match = re.match(r"devcluster (?:\(kcp\) )?serving at (\S+)", line)
         if match:
+            # read what it prints from now on: a full pipe would stop the server at its next log line
+            threading.Thread(target=deque, args=(process.stdout, 0), name="output", daemon=True).start()
             return process, match.group(1)
     raise SystemExit("devcluster did not start")
 

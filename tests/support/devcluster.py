@@ -12,7 +12,9 @@ import signal
 import ssl
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +100,8 @@ def start_devcluster(workdir: Path, *extra: str, token: str | None = None) -> De
         seen.append(line)
         match = re.match(r"devcluster (?:\(kcp\) )?serving at (\S+)", line)
         if match:
+            # read what it prints from now on: a full pipe would stop the server at its next log line
+            threading.Thread(target=deque, args=(process.stdout, 0), name="output", daemon=True).start()
             return DevclusterProcess(match.group(1), kubeconfig, process, token)
     os.killpg(process.pid, signal.SIGKILL)
     pytest.fail("devcluster did not start:\n" + "".join(seen))
