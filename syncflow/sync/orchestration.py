@@ -152,8 +152,9 @@ class SyncManager:
                 if name not in self._related:
                     self._start_related(name, api, endpoint, resource, using[0].agent)
                 self._related[name].rules = using
-        for name in set(self._related) - wanted:
-            self.watches.stop(name)
+        unwanted = sorted(set(self._related) - wanted)
+        self.watches.stop(*unwanted)
+        for name in unwanted:
             del self._related[name]
 
     def _start_related(self, name: str, api: JsonApi, endpoint: str, resource: Resource, agent: str) -> None:
@@ -178,10 +179,10 @@ class SyncManager:
         return [w for w in self.watches.watches if w.startswith((f"source:{name}:", f"target:{name}:"))]
 
     def _stop(self, name: str, *, forget: bool = False) -> None:
-        for watch in self._watch_names(name):
-            self.watches.stop(watch)
-            if forget:
-                self.bookmarks.forget(watch)
+        watches = self._watch_names(name)
+        self.watches.stop(*watches)
+        for watch in watches if forget else ():
+            self.bookmarks.forget(watch)
         del self._running[name]
         log_event(logger, "rule.sync_stopped", rule=name)
 

@@ -47,6 +47,7 @@ class TermWatcher:
             if not self.prepare(stop):
                 return
             self.prepared = True
+            threading.Thread(target=self._wake_at, args=(stop,), name="watcher-stop", daemon=True).start()
             for name, watch in self.control_watches().items():
                 self.control.start(name, watch)
             while not stop.is_set():
@@ -67,9 +68,15 @@ class TermWatcher:
                         redis.answered()
                 self.wake.wait(self.interval)
                 self.wake.clear()
-        finally:
+        finally:  # every watch is told to stop before any is waited for
+            self.control.signal_all()
             self.manager.stop_all()
             self.control.stop_all()
+
+    def _wake_at(self, stop: threading.Event) -> None:
+        """A stop ends the wait between passes at once."""
+        stop.wait()
+        self.wake.set()
 
     def ready(self) -> tuple[bool, dict[str, Any]]:
         """Ready once prepared and every watch has listed and is connected."""

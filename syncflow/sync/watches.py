@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,6 +22,11 @@ KeysFor = Callable[[str, dict[str, Any] | None, ObjectRef], list[ObjectKey]]
 """Maps (event type or ``RESYNC``, object or None on resync, ref) to the keys to enqueue."""
 
 RESYNC = "RESYNC"
+STOP_WAIT = 30.0
+"""Seconds a stop waits for its watches' threads, all together. A watch still blocked then (in a
+request to a server that does not answer) is left to end with the process: its thread is a daemon,
+and it has nothing left to store (a watch stores its bookmark as each stream ends, and a list that
+has not finished is listed again by whichever watch comes next)."""
 
 
 class KeyHandler:
@@ -55,20 +61,30 @@ class WatchSet:
         thread.start()
         log_event(logger, "watch.started", watch=name)
 
-    def stop(self, name: str) -> None:
-        """Stop one watch and wait for its thread (no-op if none of that name runs)."""
-        running = self.watches.pop(name, None)
-        if running is None:
-            return
-        _, stop, thread = running
-        stop.set()
-        thread.join(timeout=30)
-        log_event(logger, "watch.stopped", watch=name)
+    def stop(self, *names: str) -> None:
+        """Stop these watches together (names not running are skipped): each is told to stop before
+        any is waited for, and they are waited for ``STOP_WAIT`` seconds in all."""
+        running = [(name, self.watches.pop(name)) for name in dict.fromkeys(names) if name in self.watches]
+        for _, (_, stop, _) in running:
+            stop.set()
+        until = time.monotonic() + STOP_WAIT
+        for name, (_, _, thread) in running:
+            thread.join(timeout=max(0.0, until - time.monotonic()))
+            if thread.is_alive():
+                log_event(
+                    logger, "watch.stop_abandoned", level=logging.WARNING, watch=name, waited_s=STOP_WAIT
+                )
+            else:
+                log_event(logger, "watch.stopped", watch=name)
+
+    def signal_all(self) -> None:
+        """Tell every watch to stop, without waiting for any (``stop_all`` waits)."""
+        for _, stop, _ in self.watches.values():
+            stop.set()
 
     def stop_all(self) -> None:
-        """Stop every watch."""
-        for name in list(self.watches):
-            self.stop(name)
+        """Stop every watch (together, as ``stop``)."""
+        self.stop(*self.watches)
 
     def statuses(self) -> dict[str, dict[str, Any]]:
         """Readiness of every watch, by name."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -15,6 +16,8 @@ from syncflow.kube.bookmarks import MemoryBookmarks
 from syncflow.kube.clients import for_url
 from syncflow.kube.refs import ObjectRef
 from syncflow.kube.watch import ResourceWatch
+from syncflow.sync import watches as watches_module
+from syncflow.sync.watches import WatchSet
 from tests.kube.conftest import WATCH_HISTORY, Recorder, Runner, close_client, configmap
 from tests.support.devcluster import DevclusterProcess
 from tests.support.proxy import tcp_proxy
@@ -173,6 +176,41 @@ def test_silent_stream_trips_the_watchdog_and_readiness(
         )
         running.halt()
         close_client(proxied)
+
+
+def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_bounded_wait(
+    devcluster: DevclusterProcess,
+    api: client.ApiClient,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.INFO, logger="syncflow.watch")
+    monkeypatch.setattr(watches_module, "STOP_WAIT", 1.0)
+    watches = WatchSet()
+    with tcp_proxy(devcluster.url) as proxy:
+        proxied = for_url(api, proxy.url)
+        blocked = watch_of(proxied, namespace, Recorder(), MemoryBookmarks())
+        answering = watch_of(api, namespace, Recorder(), MemoryBookmarks())
+        answering.name = "answering"
+        watches.start(blocked.name, blocked)
+        watches.start(answering.name, answering)
+        thread = watches.watches[blocked.name][2]
+        wait_for(lambda: blocked.status.healthy and answering.status.healthy, what="both watches connected")
+        connections = proxy.accepted
+        proxy.hold_replies()  # the server gets the next watch request; its answer never comes back
+        proxy.cut()
+        wait_for(lambda: proxy.accepted > connections, what="the watch to send its request again")
+
+        stopper = threading.Thread(target=watches.stop_all, daemon=True)
+        stopper.start()
+        stopper.join(10)
+        assert not stopper.is_alive(), "the stop waited for a request the server never answers"
+        assert logged(caplog, "watch.stop_abandoned") == [{"watch": blocked.name, "waited_s": 1.0}]
+        assert [f["watch"] for f in logged(caplog, "watch.stopped")] == ["answering"]
+        assert thread.is_alive(), "the blocked watch is left, not waited for"
+    wait_for(lambda: not thread.is_alive(), what="the left watch to end once its connection closed")
+    close_client(proxied)
 
 
 def test_unreachable_server_is_unhealthy_logged_and_reports_nothing(
