@@ -162,7 +162,9 @@ class ResourceWatch:
         while not stop.is_set():
             try:
                 if not self._rv:
-                    self._relist()
+                    self._relist(stop)
+                    if stop.is_set():
+                        break
                 self._watch(stop)
             except GoneError as exc:
                 log_event(logger, "watch.expired", watch=self.name, resource_version=self._rv, error=str(exc))
@@ -179,8 +181,10 @@ class ResourceWatch:
         )
         stop.wait(retry_in)
 
-    def _relist(self) -> None:
-        """List every page, resync the union of known and listed refs, and start over from there."""
+    def _relist(self, stop: threading.Event) -> None:
+        """List every page, resync the union of known and listed refs, and start over from there. A
+        stop ends the list at the next page and leaves the rest to the next list: nothing is reported
+        or stored, so a watch given up while it lists (``WatchSet.stop``) never writes afterwards."""
         listed: set[ObjectRef] = set()
         lister = JsonApi(self.api, timeout=(self.connect_timeout, self.list_timeout))
         query = {**self.selectors, "limit": str(self.page_size)}
@@ -197,6 +201,8 @@ class ResourceWatch:
             meta = page.get("metadata") or {}
             rv = rv or meta.get("resourceVersion", "")
             token = meta.get("continue", "")
+            if stop.is_set():
+                return
             if not token:
                 break
         self.handler.on_resync(listed | self._known)
@@ -229,6 +235,9 @@ class ResourceWatch:
             if exc.status == 410:
                 raise GoneError(str(exc.body)) from exc
             raise
+        if stop.is_set():  # given up while it waited for the server (``WatchSet.stop``): take nothing
+            response.close()
+            return
         self._set_status(synced=True, healthy=True, last_error=None)
         stream = GuardedStream(
             response,

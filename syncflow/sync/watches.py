@@ -25,8 +25,8 @@ RESYNC = "RESYNC"
 STOP_WAIT = 30.0
 """Seconds a stop waits for its watches' threads, all together. A watch still blocked then (in a
 request to a server that does not answer) is left to end with the process: its thread is a daemon,
-and it has nothing left to store (a watch stores its bookmark as each stream ends, and a list that
-has not finished is listed again by whichever watch comes next)."""
+and it writes nothing after its stop (a watch stores its bookmark as each stream ends, and a list
+cut short by a stop reports and stores nothing)."""
 
 
 class KeyHandler:

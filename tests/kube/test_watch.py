@@ -181,16 +181,17 @@ def test_silent_stream_trips_the_watchdog_and_readiness(
 def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_bounded_wait(
     devcluster: DevclusterProcess,
     api: client.ApiClient,
+    core: client.CoreV1Api,
     namespace: str,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     caplog.set_level(logging.INFO, logger="syncflow.watch")
     monkeypatch.setattr(watches_module, "STOP_WAIT", 1.0)
-    watches = WatchSet()
+    watches, recorder = WatchSet(), Recorder()
     with tcp_proxy(devcluster.url) as proxy:
         proxied = for_url(api, proxy.url)
-        blocked = watch_of(proxied, namespace, Recorder(), MemoryBookmarks())
+        blocked = watch_of(proxied, namespace, recorder, MemoryBookmarks())
         answering = watch_of(api, namespace, Recorder(), MemoryBookmarks())
         answering.name = "answering"
         watches.start(blocked.name, blocked)
@@ -198,9 +199,10 @@ def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_
         thread = watches.watches[blocked.name][2]
         wait_for(lambda: blocked.status.healthy and answering.status.healthy, what="both watches connected")
         connections = proxy.accepted
-        proxy.hold_replies()  # the server gets the next watch request; its answer never comes back
+        proxy.hold_replies()  # the server gets the next watch request; its answer is held back
         proxy.cut()
         wait_for(lambda: proxy.accepted > connections, what="the watch to send its request again")
+        core.create_namespaced_config_map(namespace, configmap("while-held"), _request_timeout=T)
 
         stopper = threading.Thread(target=watches.stop_all, daemon=True)
         stopper.start()
@@ -209,7 +211,37 @@ def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_
         assert logged(caplog, "watch.stop_abandoned") == [{"watch": blocked.name, "waited_s": 1.0}]
         assert [f["watch"] for f in logged(caplog, "watch.stopped")] == ["answering"]
         assert thread.is_alive(), "the blocked watch is left, not waited for"
-    wait_for(lambda: not thread.is_alive(), what="the left watch to end once its connection closed")
+
+        proxy.resume()  # the answer comes after the stop, with the change made meanwhile
+        wait_for(lambda: not thread.is_alive(), what="the left watch to end once answered")
+    assert not recorder.saw("ADDED", "while-held"), "a watch given up took an event after its stop"
+    close_client(proxied)
+
+
+def test_a_watch_given_up_while_it_lists_reports_and_stores_nothing_when_the_page_comes(
+    devcluster: DevclusterProcess,
+    api: client.ApiClient,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.INFO, logger="syncflow.watch")
+    monkeypatch.setattr(watches_module, "STOP_WAIT", 0.5)
+    watches, recorder, bookmarks = WatchSet(), Recorder(), MemoryBookmarks()
+    with tcp_proxy(devcluster.url) as proxy:
+        proxy.hold_replies()  # the list's first page is asked for; its answer is held back
+        proxied = for_url(api, proxy.url)
+        listing = watch_of(proxied, namespace, recorder, bookmarks)
+        watches.start(listing.name, listing)
+        thread = watches.watches[listing.name][2]
+        wait_for(lambda: proxy.accepted == 1, what="the list's request")
+        watches.stop_all()
+        assert [f["watch"] for f in logged(caplog, "watch.stop_abandoned")] == [listing.name]
+
+        proxy.resume()  # the page comes after the stop
+        wait_for(lambda: not thread.is_alive(), what="the given-up watch to end once its page came")
+    assert recorder.resyncs == [] and recorder.events == []
+    assert bookmarks.get(listing.name) is None, "a watch given up stored a resume point afterwards"
     close_client(proxied)
 
 
