@@ -178,16 +178,22 @@ def test_silent_stream_trips_the_watchdog_and_readiness(
         close_client(proxied)
 
 
+@pytest.fixture
+def stop_wait(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> float:
+    """A short ``STOP_WAIT`` (returned), with the stop's lines captured."""
+    caplog.set_level(logging.INFO, logger="syncflow.watch")
+    monkeypatch.setattr(watches_module, "STOP_WAIT", 0.5)
+    return 0.5
+
+
 def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_bounded_wait(
     devcluster: DevclusterProcess,
     api: client.ApiClient,
     core: client.CoreV1Api,
     namespace: str,
     caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
+    stop_wait: float,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="syncflow.watch")
-    monkeypatch.setattr(watches_module, "STOP_WAIT", 1.0)
     watches, recorder = WatchSet(), Recorder()
     with tcp_proxy(devcluster.url) as proxy:
         proxied = for_url(api, proxy.url)
@@ -208,7 +214,7 @@ def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_
         stopper.start()
         stopper.join(10)
         assert not stopper.is_alive(), "the stop waited for a request the server never answers"
-        assert logged(caplog, "watch.stop_abandoned") == [{"watch": blocked.name, "waited_s": 1.0}]
+        assert logged(caplog, "watch.stop_abandoned") == [{"watch": blocked.name, "waited_s": stop_wait}]
         assert [f["watch"] for f in logged(caplog, "watch.stopped")] == ["answering"]
         assert thread.is_alive(), "the blocked watch is left, not waited for"
 
@@ -218,15 +224,10 @@ def test_a_stop_leaves_a_watch_blocked_on_a_server_that_does_not_answer_after_a_
     close_client(proxied)
 
 
+@pytest.mark.usefixtures("stop_wait")
 def test_a_watch_given_up_while_it_lists_reports_and_stores_nothing_when_the_page_comes(
-    devcluster: DevclusterProcess,
-    api: client.ApiClient,
-    namespace: str,
-    caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
+    devcluster: DevclusterProcess, api: client.ApiClient, namespace: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="syncflow.watch")
-    monkeypatch.setattr(watches_module, "STOP_WAIT", 0.5)
     watches, recorder, bookmarks = WatchSet(), Recorder(), MemoryBookmarks()
     with tcp_proxy(devcluster.url) as proxy:
         proxy.hold_replies()  # the list's first page is asked for; its answer is held back
