@@ -134,3 +134,32 @@ def test_a_stop_ends_the_wait_between_passes_at_once() -> None:
     thread.join(DEADLINE)
     assert not thread.is_alive(), "the watcher slept out its interval after the stop"
     assert manager.passes == 1
+
+
+class ControlledWatcher(TermWatcher):
+    """A watcher with one control watch; its manager notes whether that watch had been told to stop
+    when the manager's own watches were stopped."""
+
+    def __init__(self, manager: CountingManager, control: PeerWatch) -> None:
+        super().__init__(cast(SyncManager, manager), interval=3600)
+        self.control_watch = control
+
+    def control_watches(self) -> dict[str, ResourceWatch]:
+        return {self.control_watch.name: as_watch(self.control_watch)}
+
+
+def test_the_control_watches_are_told_before_the_managers_are_waited_for() -> None:
+    stops: dict[str, threading.Event] = {}
+    told_first: list[bool] = []
+    manager = CountingManager()
+    watcher = ControlledWatcher(manager, PeerWatch("control", stops))
+    manager.stop_all = lambda: told_first.append(stops["control"].is_set())  # type: ignore[method-assign]
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
+    thread.start()
+    wait_for(lambda: manager.passes == 1 and "control" in stops, what="the first pass")
+    stop.set()
+    thread.join(DEADLINE)
+    assert not thread.is_alive()
+    assert told_first == [True]
+    assert watcher.control.watches == {}
