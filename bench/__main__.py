@@ -9,6 +9,10 @@ its own (docs/scaling.md's fair comparison: the baseline at syncflow's concurren
 follows (``--json``: the same figures as JSON), with the load average before and after each mode and
 what each baseline does.
 
+``--rounds N`` runs the selected modes N times in turn, each time on fresh stacks, printing each
+round's table as it ends, then a summary: each mode's figures as their median over the rounds with
+their range. A host's speed drifts by ±20 % within an hour: the median of 3 rounds says more than one.
+
 ``--scale-out`` measures instead how a mode's objects/s grows with worker processes: the burst alone
 with 1, 2 and 4 processes (``--scale-workers``), each on a fresh stack with ``devcluster --latency 20ms``
 (``--latency``), no baseline, and the ratio per doubling.
@@ -20,12 +24,22 @@ import argparse
 import asyncio
 import os
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from bench import clusters, e2e, edge, workload
 from bench.e2e import BenchError
-from bench.figures import ModeFigures, RunOptions, as_json, loaded, scale_json, scale_table, table
+from bench.figures import (
+    ModeFigures,
+    RunOptions,
+    as_json,
+    loaded,
+    rounds_json,
+    rounds_table,
+    scale_json,
+    scale_table,
+    table,
+)
 from bench.support import private_redis
 
 Measure = Callable[[RunOptions, str], Awaitable[ModeFigures]]
@@ -54,11 +68,21 @@ async def measured(mode: str, options: RunOptions) -> ModeFigures:
     return loaded(figures, before)
 
 
-async def run(args: argparse.Namespace) -> list[ModeFigures]:
-    """Measure each selected mode."""
+Report = Callable[[int, Sequence[ModeFigures]], None]
+"""Told each round's number (from 1) and figures as the round ends."""
+
+
+async def run(
+    args: argparse.Namespace, report: Report = lambda _round, _figures: None
+) -> list[list[ModeFigures]]:
+    """Measure each selected mode, ``args.rounds`` times in turn; each round's figures."""
     modes = list(MODES) if args.mode == "all" else [args.mode]
     options = RunOptions(args.objects, args.workers, args.logs, args.steady, args.latency)
-    return [await measured(mode, options) for mode in modes]
+    rounds: list[list[ModeFigures]] = []
+    for number in range(1, args.rounds + 1):
+        rounds.append([await measured(mode, options) for mode in modes])
+        report(number, rounds[-1])
+    return rounds
 
 
 async def scale_out(args: argparse.Namespace) -> dict[str, dict[int, ModeFigures]]:
@@ -71,6 +95,26 @@ async def scale_out(args: argparse.Namespace) -> dict[str, dict[int, ModeFigures
             options = RunOptions(args.objects, workers, args.logs, 0, args.latency, baseline=False)
             runs.setdefault(mode, {})[workers] = await measured(mode, options)
     return runs
+
+
+def positive(text: str) -> int:
+    """A count of at least 1, for argparse."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {count}")
+    return count
+
+
+def print_round(rounds: int) -> Report:
+    """Prints a round's table as it ends, under its number of ``rounds``."""
+
+    def report(number: int, figures: Sequence[ModeFigures]) -> None:
+        print(f"round {number} of {rounds}\n{table(figures)}\n", flush=True)
+
+    return report
 
 
 def parser() -> argparse.ArgumentParser:
@@ -111,6 +155,13 @@ def parser() -> argparse.ArgumentParser:
         default=[1, 2, 4],
         help="worker process counts of --scale-out, comma-separated (default 1,2,4)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=positive,
+        default=1,
+        help="run the selected modes this many times in turn, each on fresh stacks, then sum the rounds up:"
+        " each figure's median and range (default 1)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     parser.add_argument("--logs", help="keep the process logs in new directories under this one")
     parser.add_argument(
@@ -129,6 +180,8 @@ def main() -> None:
     args = command.parse_args()
     if args.scale_out and args.mode not in (*SCALING, "all"):
         command.error(f"--scale-out measures {', '.join(SCALING)} (or all: {', '.join(SCALE_ALL)})")
+    if args.scale_out and args.rounds > 1:
+        command.error("--rounds repeats the table's runs; --scale-out runs each worker count once")
     if args.objects is None:
         args.objects = SCALE_OBJECTS if args.scale_out else OBJECTS
     if args.latency is None:
@@ -140,9 +193,14 @@ def main() -> None:
         if args.scale_out:
             runs = asyncio.run(scale_out(args))
             print(scale_json(runs) if args.json else scale_table(runs, args.latency))
-        else:
-            figures = asyncio.run(run(args))
+        elif args.rounds == 1:
+            [figures] = asyncio.run(run(args))
             print(as_json(figures) if args.json else table(figures))
+        elif args.json:
+            print(rounds_json(asyncio.run(run(args))))
+        else:
+            rounds = asyncio.run(run(args, print_round(args.rounds)))
+            print(rounds_table([f for figures in rounds for f in figures]))
     except BenchError as exc:
         raise SystemExit(str(exc)) from None
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from operator import attrgetter
 from typing import Any, TypedDict
 
 import orjson
@@ -125,6 +127,13 @@ class ModeFigures:
         return self.base_cpu_ms_same / self.cpu_ms
 
     @property
+    def poll_ratio(self) -> float | None:
+        """edge: the steady poll's time over the bare paged lists' (target: at most 1.2)."""
+        if self.poll_ms is None or not self.bare_poll_ms:
+            return None
+        return self.poll_ms / self.bare_poll_ms
+
+    @property
     def last_copy_within(self) -> bool | None:
         """Whether the burst's last copy landed within its bound."""
         if self.last_copy_s is None or self.last_copy_bound_s is None:
@@ -138,6 +147,7 @@ class ModeFigures:
             "ratio": self.ratio,
             "ratio_same": self.ratio_same,
             "cpu_ratio_same": self.cpu_ratio_same,
+            "poll_ratio": self.poll_ratio,
             "last_copy_within": self.last_copy_within,
         }
 
@@ -243,9 +253,9 @@ def _parts(f: ModeFigures) -> str:
 
 
 def _poll(f: ModeFigures) -> str:
-    if f.poll_ms is None or f.bare_poll_ms is None:
+    if f.poll_ms is None or f.bare_poll_ms is None or f.poll_ratio is None:
         return "—"
-    return f"{f.poll_ms:.0f} ({f.bare_poll_ms:.0f}, x{f.poll_ms / f.bare_poll_ms:.2f})"
+    return f"{f.poll_ms:.0f} ({f.bare_poll_ms:.0f}, x{f.poll_ratio:.2f})"
 
 
 def _load(load: Load | None) -> str:
@@ -287,12 +297,18 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
 )
 
 
+def _same_clients(runs: Sequence[ModeFigures]) -> str:
+    """The clients of the runs' baseline at syncflow's concurrency, as a column names them (``N`` when
+    the runs differ)."""
+    counts = {f.same_clients for f in runs if f.same_clients is not None}
+    return str(counts.pop()) if len(counts) == 1 else "N"
+
+
 def table(runs: Sequence[ModeFigures]) -> str:
     """A markdown table of ``runs``, one row per mode, then what each column and each mode's baseline
     is. The columns of the baseline with as many clients as pool processes name that count (``N`` when
     the runs differ)."""
-    counts = {f.same_clients for f in runs if f.same_clients is not None}
-    same = str(counts.pop()) if len(counts) == 1 else "N"
+    same = _same_clients(runs)
     rows = [
         [name.format(same=same) for name, _ in COLUMNS],
         *([cell(f) for _, cell in COLUMNS] for f in runs),
@@ -338,6 +354,110 @@ def markdown(rows: Sequence[Sequence[str]]) -> list[str]:
 def as_json(runs: Sequence[ModeFigures]) -> str:
     """``runs`` as a JSON array of objects (a missing figure is null)."""
     return orjson.dumps([f.as_json() for f in runs], option=orjson.OPT_INDENT_2).decode()
+
+
+Spread = tuple[float, float, float]
+"""One figure over several rounds: its median, lowest and highest value."""
+
+SUMMARY: tuple[tuple[str, str, int], ...] = (
+    ("syncflow obj/s", "rate", 1),
+    ("ratio ({same} clients)", "ratio_same", 3),
+    ("CPU ms/obj syncflow", "cpu_ms", 2),
+    ("CPU ratio ({same} clients)", "cpu_ratio_same", 3),
+    ("API req/obj syncflow", "requests", 2),
+    ("sync/obj", "sync", 2),
+    ("status/obj", "status", 2),
+    ("burst p99 ms", "p99_ms", 0),
+    ("steady p50 ms", "steady_p50_ms", 0),
+    ("steady p99 ms", "steady_p99_ms", 0),
+    ("status p50 ms", "status_p50_ms", 0),
+    ("change lag p50 ms", "lag_p50_ms", 0),
+    ("poll / bare poll", "poll_ratio", 2),
+    (f"RSS growth 2nd half MB/{PER // 1000}k obj", "rss_late_mb", 1),
+)
+"""The figures the summary of several rounds gives each mode: column, ``ModeFigures`` attribute (the
+JSON's key), digits."""
+
+
+def spread(values: Iterable[float | None]) -> Spread | None:
+    """The median, lowest and highest of the measured ``values`` (None: none was measured)."""
+    measured = [value for value in values if value is not None]
+    if not measured:
+        return None
+    return statistics.median(measured), min(measured), max(measured)
+
+
+def by_mode(runs: Iterable[ModeFigures]) -> dict[str, list[ModeFigures]]:
+    """``runs`` grouped by mode, the modes in the order they first ran."""
+    groups: dict[str, list[ModeFigures]] = {}
+    for f in runs:
+        groups.setdefault(f.mode, []).append(f)
+    return groups
+
+
+def _within(runs: Sequence[ModeFigures]) -> tuple[int, int]:
+    """How many of ``runs`` had their last copy within its bound, of those that measured it."""
+    checks = [f.last_copy_within for f in runs if f.last_copy_within is not None]
+    return sum(checks), len(checks)
+
+
+def _spread_cell(value: Spread | None, digits: int) -> str:
+    if value is None:
+        return "—"
+    median, low, high = value
+    return f"{median:.{digits}f} ({low:.{digits}f} to {high:.{digits}f})"
+
+
+def rounds_table(runs: Sequence[ModeFigures]) -> str:
+    """A markdown table that sums up several rounds of the same modes: per mode, each ``SUMMARY``
+    figure's median over the rounds with its range, how often the last copy landed within its bound,
+    and the 1-minute load averages the rounds started at."""
+    same = _same_clients(runs)
+    header = ["mode", "rounds", *(name.format(same=same) for name, _, _ in SUMMARY)]
+    rows = [[*header, "last copy within bound", "load before (1 min)"]]
+    for mode, figures in by_mode(runs).items():
+        within, checked = _within(figures)
+        loads = spread(f.load_before[0] if f.load_before else None for f in figures)
+        rows.append(
+            [
+                mode,
+                str(len(figures)),
+                *(
+                    _spread_cell(spread(attrgetter(name)(f) for f in figures), digits)
+                    for _, name, digits in SUMMARY
+                ),
+                f"{within} of {checked}" if checked else "—",
+                "—" if loads is None else f"{loads[1]:.2f} to {loads[2]:.2f}",
+            ]
+        )
+    return "\n".join(
+        [
+            *markdown(rows),
+            "",
+            "each figure: the median over the rounds (lowest to highest); the rounds ran the modes in turn,"
+            " each on a fresh stack, so a stretch in which the host runs slow moves one round, not the"
+            " median; the columns are those of the rounds' tables",
+        ]
+    )
+
+
+def rounds_json(rounds: Sequence[Sequence[ModeFigures]]) -> str:
+    """Several rounds as JSON: each round's figures (as ``as_json``), and per mode the median, lowest and
+    highest of each ``SUMMARY`` figure (null: not measured) and how many rounds' last copies landed
+    within their bound."""
+    summary: dict[str, dict[str, Any]] = {}
+    for mode, runs in by_mode(f for figures in rounds for f in figures).items():
+        within, checked = _within(runs)
+        summary[mode] = {"rounds": len(runs), "last_copy_within": within, "last_copy_checked": checked}
+        for _, name, _ in SUMMARY:
+            value = spread(attrgetter(name)(f) for f in runs)
+            summary[mode][name] = (
+                None if value is None else dict(zip(("median", "min", "max"), value, strict=True))
+            )
+    return orjson.dumps(
+        {"rounds": [[f.as_json() for f in figures] for figures in rounds], "summary": summary},
+        option=orjson.OPT_INDENT_2,
+    ).decode()
 
 
 def doublings(rates: Mapping[int, float]) -> list[tuple[int, int, float]]:

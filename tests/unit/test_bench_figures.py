@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import orjson
 
-from bench.figures import ModeFigures, as_json, per_10k, table
+from bench.figures import ModeFigures, as_json, per_10k, rounds_json, rounds_table, spread, table
 from bench.support import CpuReading, cpu_ms, machine_cpu, sampled_at, sync_figures
 
 PUBLISH = ModeFigures(
@@ -203,3 +203,46 @@ def test_a_runs_cpu_per_object_splits_into_syncflows_processes_redis_and_the_res
     assert spent["cpu_ms"] == 3.0
     assert spent["cpu_parts"] == {"syncflow": 1.5, "redis": 0.25, "rest": 1.25}
     assert sum(spent["cpu_parts"].values()) == spent["cpu_ms"]
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_rounds_sum_up_to_each_figures_median_and_range_per_mode() -> None:
+    publishes = [
+        replace(PUBLISH, rate=40.0),
+        replace(PUBLISH, rate=70.0, last_copy_s=3.5),
+        replace(PUBLISH, rate=50.0, load_before=(0.5, 1.0, 1.0)),
+    ]
+    lines = rounds_table([publishes[0], EDGE, publishes[1], POLLED, publishes[2], EDGE]).splitlines()
+
+    header, publish, edge = _cells(lines[0]), _cells(lines[2]), _cells(lines[3])
+    assert (publish[0], publish[1], edge[0], edge[1]) == ("publish", "3", "edge", "3")
+    assert publish[header.index("syncflow obj/s")] == "50.0 (40.0 to 70.0)"
+    assert publish[header.index("ratio (2 clients)")] == "0.500 (0.400 to 0.700)"
+    assert publish[header.index("last copy within bound")] == "2 of 3"
+    assert publish[header.index("load before (1 min)")] == "0.50 to 1.00"
+    assert edge[header.index("ratio (2 clients)")] == "—"
+    assert edge[header.index("last copy within bound")] == "—"
+    assert edge[header.index("poll / bare poll")] == "1.20 (1.20 to 1.20)"
+    assert lines[-1].startswith("each figure: the median over the rounds (lowest to highest)")
+
+
+def test_rounds_as_json_keep_every_rounds_figures_and_the_summary() -> None:
+    rounds = [[replace(PUBLISH, rate=40.0), EDGE], [replace(PUBLISH, rate=60.0, last_copy_s=3.5), EDGE]]
+
+    data = orjson.loads(rounds_json(rounds))
+
+    assert [[f["mode"] for f in figures] for figures in data["rounds"]] == [["publish", "edge"]] * 2
+    assert data["rounds"][1][0]["rate"] == 60.0
+    publish, edge = data["summary"]["publish"], data["summary"]["edge"]
+    assert publish["rate"] == {"median": 50.0, "min": 40.0, "max": 60.0}
+    assert publish["ratio_same"] == {"median": 0.5, "min": 0.4, "max": 0.6}
+    assert (publish["rounds"], publish["last_copy_within"], publish["last_copy_checked"]) == (2, 1, 2)
+    assert (edge["ratio_same"], edge["last_copy_checked"]) == (None, 0)
+
+
+def test_a_figure_no_round_measured_has_no_spread() -> None:
+    assert spread([None, None]) is None
+    assert spread([3.0, None, 1.0, 2.0]) == (2.0, 1.0, 3.0)
