@@ -91,30 +91,59 @@ def listed(
             return
 
 
+@dataclass(frozen=True)
+class LastApplied:
+    """What a resync holds of one state Secret while it checks drift: per data key, a digest of the
+    stored content (None: unreadable), and the Secret's data as stored only for a rule that reverts
+    drift (it compares the content with the copy). A pass holds every state of a rule at once, so it
+    holds each one's digest, not the object stored in it."""
+
+    digests: dict[str, bytes | None]
+    data: dict[str, Any] | None = None
+
+
+def last_applied(secret: dict[str, Any], with_data: bool) -> LastApplied:
+    """What a resync holds of state Secret ``secret`` (``with_data`` for a rule that reverts drift)."""
+    data = secret.get("data") or {}
+    contents = ((key, state.read_state(secret, key)) for key in data)
+    digests = {key: None if content is None else state_digest(content) for key, content in contents}
+    return LastApplied(digests, data if with_data else None)
+
+
+def state_digest(content: dict[str, Any]) -> bytes:
+    """A digest of an object's managed content as its state stores it (Go's JSON): contents with
+    equal digests compare equal as the sync compares them."""
+    return hashlib.blake2b(state.go_json(content).encode(), digest_size=16).digest()
+
+
 def _drifted(
     rule: SyncRule,
     ref: ObjectRef,
     obj: dict[str, Any],
     copy: dict[str, Any] | None,
-    states: dict[str, dict[str, Any]],
+    states: dict[str, LastApplied],
 ) -> bool:
     """Whether source object ``obj`` (with a copy) differs in its managed content from the
     last-applied state (missed events), whether its copy no longer carries that state when the rule
     reverts drift (an edit of the copy whose event was missed), or whether its mutations fail (the
     sync reports why). ``copy`` is None when the rule reads no copy's content (``reads_copies``)."""
     resource = rule.source.resource
-    secret = states.get(
+    held = states.get(
         state.state_secret_name(ref.cluster, resource.api_version, resource.kind, ref.namespace, ref.name)
     )
-    last = state.read_state(secret, state.state_key(ref.cluster, "", ref.namespace, ref.name))
+    key = state.state_key(ref.cluster, "", ref.namespace, ref.name)
+    last = None if held is None else held.digests.get(key)
     try:
         current = managed_content(transforms.of_rule(rule, obj, copy))
     except MutationError:
         return True
-    if last is None:
+    if held is None or last is None:
         return False
-    edited = rule.drift == "revert" and copy is not None and not carries(copy, last)
-    return edited or state.go_json(last) != state.go_json(current)
+    if rule.drift == "revert" and copy is not None and held.data is not None:
+        stored = state.read_state({"data": held.data}, key)
+        if stored is not None and not carries(copy, stored):
+            return True
+    return last != state_digest(current)
 
 
 def reads_copies(rule: SyncRule) -> bool:
@@ -174,7 +203,7 @@ def keys_needing_work(
             f"/api/v1/namespaces/{rule.state_namespace}/secrets",
             f"{STATE_SECRET_LABEL}=true",
         )
-        states = {str(s["metadata"]["name"]): {"data": s.get("data")} for s in secrets}  # all it reads
+        states = {str(s["metadata"]["name"]): last_applied(s, rule.drift == "revert") for s in secrets}
     seen: set[ObjectRef] = set()
     missing: set[ObjectRef] = set()
     work: set[ObjectRef] = set()

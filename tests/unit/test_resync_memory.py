@@ -5,10 +5,13 @@ objects."""
 
 from __future__ import annotations
 
+import base64
 import gc
 import weakref
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from syncflow.queue.keys import ObjectKey
 from syncflow.sync.resync import keys_needing_work, poll_changes, status_keys
@@ -47,6 +50,11 @@ def copy(name: str) -> Listed:
     return Listed(copy_of(name), status=Listed(ready=False))
 
 
+def state_secret(name: str) -> Listed:
+    content = base64.b64encode(orjson.dumps({"spec": {"size": name}})).decode()
+    return Listed(metadata={"name": f"obj-state-{name}", "namespace": "states"}, data=Listed(k=content))
+
+
 class Paged:
     """Both endpoints as one, answering each collection ``PER_PAGE`` objects at a time; each page is
     made when it is asked for. When the last page of a list is asked for, it counts the objects of the
@@ -62,19 +70,23 @@ class Paged:
 
         class Api:
             def get(self, path: str, **query: str) -> dict[str, Any]:
+                secrets = path.endswith("/secrets")  # the state Secrets, on the service side
                 page = int(query.get("continue") or 0)
                 if page == 0:
                     paged.handed.clear()
                 if page == PAGES - 1:
                     gc.collect()
                     earlier = [ref for number, ref in paged.handed if number < page - 1]
-                    paged.alive_at_last_page[endpoint] = sum(ref() is not None for ref in earlier)
-                items = [make(f"w-{page}-{i}") for i in range(PER_PAGE)]
+                    paged.alive_at_last_page["secrets" if secrets else endpoint] = sum(
+                        ref() is not None for ref in earlier
+                    )
+                items = [(state_secret if secrets else make)(f"w-{page}-{i}") for i in range(PER_PAGE)]
                 paged.handed += [(page, weakref.ref(obj)) for obj in items]
                 paged.handed += [
-                    (page, weakref.ref(obj["status"]))
+                    (page, weakref.ref(obj[part]))
                     for obj in items
-                    if isinstance(obj.get("status"), Listed)
+                    for part in ("status", "data")
+                    if isinstance(obj.get(part), Listed)
                 ]
                 more = str(page + 1) if page < PAGES - 1 else ""
                 return {"items": items, "metadata": {"continue": more}}
@@ -99,6 +111,14 @@ def test_a_resync_holds_one_page_of_sources_and_no_copy_it_does_not_read() -> No
     held = held_at_last_page(lambda paged: keys_needing_work(RULE, paged))
     # the copies' list: only which exist (the rule neither reverts drift nor mutates)
     assert held == {"service": 0, "kcp": 0}
+
+
+def test_a_resync_holds_a_digest_of_each_state_not_what_the_state_secret_stores() -> None:
+    stateful = RULE.model_copy(update={"state_namespace": "states"})
+
+    held = held_at_last_page(lambda paged: keys_needing_work(stateful, paged))
+
+    assert held == {"service": 0, "secrets": 0, "kcp": 0}
 
 
 def test_a_status_pass_holds_a_digest_of_each_copys_status_and_one_page_of_sources() -> None:
