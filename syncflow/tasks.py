@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
 from celery import Celery, Task, current_task
@@ -24,7 +25,15 @@ from syncflow.app.schedule import beat_schedule, housekeeping_tasks
 from syncflow.config import Settings
 from syncflow.metrics import record as metrics
 from syncflow.queue.celeryconf import celery_config
-from syncflow.queue.execute import KEYS_PER_MESSAGE, Handler, help_run, out_of_time, run_message, run_token
+from syncflow.queue.execute import (
+    KEYS_PER_MESSAGE,
+    Handler,
+    RunReport,
+    help_run,
+    out_of_time,
+    run_message,
+    run_token,
+)
 from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import CONTROL_QUEUE, PERIODIC_QUEUE
 from syncflow.queue.pump import PumpTotals
@@ -165,7 +174,44 @@ def shown(error: BaseException) -> BaseException:
 
 
 class KeysFailedError(Exception):
-    """Several keys of one message failed (each has its own ``task.done`` line and failure record)."""
+    """Several keys of one message, or keys its task helped run, failed (each has its own
+    ``task.done`` line and failure record)."""
+
+
+FAILURES_NAMED = 100
+"""Most failed keys a task keeps, of those it helped run, to name in its failure."""
+
+
+@dataclass
+class HelpedRuns:
+    """The keys a task helped run (``help_here``), and the first ``FAILURES_NAMED`` that failed."""
+
+    count: int = 0
+    failures: int = 0
+    failed: list[tuple[str, Exception]] = field(default_factory=list)
+
+    def add(self, report: RunReport) -> None:
+        self.count += 1
+        if report.error is not None:
+            self.failures += 1
+            if len(self.failed) < FAILURES_NAMED:
+                self.failed.append((report.key, report.error))
+
+
+_helped: ContextVar[HelpedRuns | None] = ContextVar("syncflow_helped", default=None)
+"""The keys the keyed task running in this context helped run."""
+
+
+def help_here(handler: Handler, task_name: str, keys: Sequence[ObjectKey]) -> None:
+    """Run keys the running keyed task has just queued, of the verb of ``handler`` (task
+    ``task_name``), in this process too (``help_run``). Those that fail fail the task at its end, by
+    their keys: their own messages find them run and succeed, so Flower shows the failure here."""
+    token = run_token(current_task.request.id)
+    helped = _helped.get()
+    for report in help_run(runtime.service, runtime.renewer, handler, keys, token):
+        metrics.task_outcome(task_name, report.outcome)
+        if helped is not None:
+            helped.add(report)
 
 
 class KeyedTask(Task):  # type: ignore[misc]
@@ -184,16 +230,24 @@ class KeyedTask(Task):  # type: ignore[misc]
         request = self.request
         service = runtime.service
         token = run_token(request.id)
-        reports = run_message(service, runtime.renewer, self.handler, keys, token, _queue_of(request))
+        helped = HelpedRuns()
+        reset = _helped.set(helped)
+        try:
+            reports = run_message(service, runtime.renewer, self.handler, keys, token, _queue_of(request))
+        finally:
+            _helped.reset(reset)
         for report in reports:
             metrics.task_outcome(self.name, report.outcome)
         started = list(zip(keys, reports, strict=False))  # keys past the time share were resent
         failed = [(key, error) for key, report in started if (error := report.error) is not None]
-        if len(failed) == 1:
+        if len(failed) == 1 and not helped.failures:
             raise shown(failed[0][1])
-        if failed:
-            summary = "; ".join(f"{key}: {type(error).__name__}: {describe(error)}" for key, error in failed)
-            raise KeysFailedError(truncate(f"{len(failed)} of {len(keys)} keys failed: {summary}"))
+        if failed or helped.failures:
+            summary = "; ".join(
+                f"{key}: {type(error).__name__}: {describe(error)}" for key, error in failed + helped.failed
+            )
+            failures, total = len(failed) + helped.failures, len(keys) + helped.count
+            raise KeysFailedError(truncate(f"{failures} of {total} keys failed: {summary}"))
         if len(keys) == 1 and reports:
             return reports[0].outcome
         return {key: report.outcome for key, report in started}
@@ -316,10 +370,8 @@ def poll(key: ObjectKey) -> None:
 
 
 def _help_sync(keys: Sequence[ObjectKey]) -> None:
-    """Run ``sync`` keys the running task has queued in this process too (``help_run``)."""
-    token = run_token(current_task.request.id)
-    for report in help_run(runtime.service, runtime.renewer, sync, keys, token):
-        metrics.task_outcome("syncflow.sync", report.outcome)
+    """Run ``sync`` keys the running task has queued in this process too (``help_here``)."""
+    help_here(sync, "syncflow.sync", keys)
 
 
 @periodic_task("syncflow.poll-tick")

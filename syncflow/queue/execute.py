@@ -91,6 +91,8 @@ class RunReport:
     outcome: str
     state: str = ""
     error: Exception | None = None
+    key: str = ""
+    """The key as its message gave it."""
 
 
 def run_message(
@@ -124,7 +126,7 @@ def run_message(
         )
         reports: list[RunReport] = []
         for raw in raw_keys:  # in the message's order, up to the first key not started in time
-            report = RunReport(Claim.STALE.value) if raw in stale else next(ran, None)
+            report = RunReport(Claim.STALE.value, key=raw) if raw in stale else next(ran, None)
             if report is None:
                 break
             reports.append(report)
@@ -268,14 +270,14 @@ def _run_key(
         key = ObjectKey.parse(raw_key)
     except InvalidKeyError as exc:
         log_event(logger, "task.invalid_key", level=logging.ERROR, key=raw_key, error=str(exc))
-        return RunReport("invalid-key"), None
+        return RunReport("invalid-key", key=raw_key), None
     queue = service.queue_for(key)
     if taken is None:
         taken = queue.take(key, token)
     if taken.claim is not Claim.CLAIMED:
         level = logging.INFO if taken.claim is Claim.GONE else logging.DEBUG
         log_event(logger, "task.skipped", level=level, key=raw_key, reason=taken.claim.value)
-        return RunReport(taken.claim.value), None
+        return RunReport(taken.claim.value, key=raw_key), None
     queued_at = None
     if taken.waited is not None:
         metrics.queue_waited(queue.name, taken.waited)
@@ -335,7 +337,8 @@ def _run_key(
     if cause:
         fields["cause"] = cause
     log_event(logger, "task.done", level=_LEVELS[outcome], **fields)
-    return RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error), next_claim
+    report = RunReport(outcome.value, result.state, None if outcome is Outcome.AFTER else error, raw_key)
+    return report, next_claim
 
 
 def _give_back(service: QueueService, queue: WorkQueue, key: ObjectKey, token: str) -> None:

@@ -15,7 +15,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from syncflow.queue.errors import PermanentError
 from syncflow.queue.keys import ObjectKey
-from syncflow.tasks import keyed_task, runtime
+from syncflow.tasks import help_here, keyed_task, runtime
 
 
 def test_key(name: str) -> str:
@@ -67,3 +67,15 @@ def poison(key: ObjectKey) -> None:
     """Kill the worker process that runs it, every time (like an out-of-memory kill)."""
     runtime.service.redis.incr(test_key(f"attempts:{key}"))
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+HELPED = 3
+"""Keys a ``helps`` key queues and helps run."""
+
+
+@keyed_task("helps")
+def helps(key: ObjectKey) -> None:
+    """Like a poll: queue ``HELPED`` ``perm`` keys named ``<name>-<i>`` and help run them here."""
+    keys = [ObjectKey("perm", key.rule, key.cluster, key.namespace, f"{key.name}-{i}") for i in range(HELPED)]
+    runtime.service.add_many(keys)
+    help_here(needs_fix, "syncflow.perm", keys)

@@ -17,7 +17,7 @@ from syncflow.queue.keys import ObjectKey
 from syncflow.queue.layout import pump_last_key
 from syncflow.queue.service import QueueService
 from syncflow.tasks import CeleryPublisher, create_app
-from tests.queue import handlers  # noqa: F401  (registers the test verbs in this process too)
+from tests.queue import handlers  # registers the test verbs in this process too
 from tests.queue.conftest import REAL_REDIS_URL, Processes, delete_agent_keys, unique_agent
 from tests.support.waiting import wait_for
 
@@ -168,3 +168,33 @@ def test_a_task_shows_each_key_of_its_message(
     [succeeded] = [e for e in events.events if e["type"] == "task-succeeded"]
     assert all(repr(str(key)) in received["args"] for key in keys), received["args"]
     assert all(f"{str(key)!r}: 'ok'" in succeeded["result"] for key in keys), succeeded["result"]
+
+
+def test_a_task_fails_by_key_when_keys_it_helped_run_failed(
+    agent_settings: Settings, processes_factory: Callable[[Settings], Processes]
+) -> None:
+    """A task that runs keys it queued itself (as a poll does) fails, naming each of them that failed:
+    their own messages find them run and succeed, so Flower would show the failure nowhere else."""
+    helper = ObjectKey.parse("helps/r/c/ns/batch")
+    fixed, *failing = [ObjectKey("perm", "r", "c", "ns", f"batch-{i}") for i in range(handlers.HELPED)]
+    with worker_watched(agent_settings, processes_factory) as (events, service, processes):
+        prefix = f"sf:{agent_settings.agent_name}:test"
+        service.redis.set(f"{prefix}:fixed:{fixed}", 1)
+        service.add(helper)
+        processes.worker("worker", "-c", "1")  # one process: the keys' own messages wait for the helper
+        wait_for(  # the helper's failure, then the task of the keys' own message
+            lambda: {"task-failed", "task-succeeded"} <= {e["type"] for e in list(events.events)},
+            timeout=60,
+            what=lambda: f"both tasks' ends:\n{processes.logs()}",
+        )
+        attempts = [int(service.redis.get(f"{prefix}:attempts:{key}") or 0) for key in (fixed, *failing)]
+    names = events.task_names()
+    [failed] = [e for e in events.events if e["type"] == "task-failed"]
+    [succeeded] = [e for e in events.events if e["type"] == "task-succeeded"]
+    assert names[failed["uuid"]] == "syncflow.helps"
+    assert names[succeeded["uuid"]] == "syncflow.perm"
+    assert all(f"{str(key)!r}: 'stale'" in succeeded["result"] for key in failing), succeeded["result"]
+    assert failed["exception"].startswith("KeysFailedError('2 of 4 keys failed: "), failed["exception"]
+    assert all(str(key) in failed["exception"] for key in failing), failed["exception"]
+    assert str(fixed) not in failed["exception"]
+    assert attempts == [1, 1, 1], "each helped key ran once, here"
