@@ -38,7 +38,7 @@ def test_the_modes_run_in_turn_round_after_round_and_each_round_is_reported(
 @pytest.mark.parametrize(
     ("given", "said"), [("0", "must be at least 1, not 0"), ("two", "not a whole number")]
 )
-def test_a_count_of_rounds_below_one_is_refused(
+def test_a_count_of_rounds_that_is_no_whole_number_of_at_least_one_is_refused(
     given: str, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exited:
