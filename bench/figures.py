@@ -401,6 +401,11 @@ def _within(runs: Sequence[ModeFigures]) -> tuple[int, int]:
     return sum(checks), len(checks)
 
 
+def _spreads(figures: Sequence[ModeFigures]) -> dict[str, Spread | None]:
+    """Each ``SUMMARY`` figure's spread over ``figures``, by its attribute's name."""
+    return {name: spread(attrgetter(name)(f) for f in figures) for _, name, _ in SUMMARY}
+
+
 def _spread_cell(value: Spread | None, digits: int) -> str:
     if value is None:
         return "—"
@@ -418,14 +423,12 @@ def rounds_table(runs: Sequence[ModeFigures]) -> str:
     for mode, figures in by_mode(runs).items():
         within, checked = _within(figures)
         loads = spread(f.load_before[0] if f.load_before else None for f in figures)
+        spreads = _spreads(figures)
         rows.append(
             [
                 mode,
                 str(len(figures)),
-                *(
-                    _spread_cell(spread(attrgetter(name)(f) for f in figures), digits)
-                    for _, name, digits in SUMMARY
-                ),
+                *(_spread_cell(spreads[name], digits) for _, name, digits in SUMMARY),
                 f"{within} of {checked}" if checked else "—",
                 "—" if loads is None else f"{loads[1]:.2f} to {loads[2]:.2f}",
             ]
@@ -449,8 +452,7 @@ def rounds_json(rounds: Sequence[Sequence[ModeFigures]]) -> str:
     for mode, runs in by_mode(f for figures in rounds for f in figures).items():
         within, checked = _within(runs)
         summary[mode] = {"rounds": len(runs), "last_copy_within": within, "last_copy_checked": checked}
-        for _, name, _ in SUMMARY:
-            value = spread(attrgetter(name)(f) for f in runs)
+        for name, value in _spreads(runs).items():
             summary[mode][name] = (
                 None if value is None else dict(zip(("median", "min", "max"), value, strict=True))
             )
