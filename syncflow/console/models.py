@@ -41,15 +41,31 @@ class QueueDepth(BaseModel):
     oldest_pending_seconds: float | None = None
 
 
+class RuleLatency(BaseModel):
+    """Sync latency quantiles of one rule (every direction of it); ``None`` is unknown."""
+
+    name: str
+    p50: float | None = None
+    p99: float | None = None
+    samples: int = 0
+
+
 class Latency(BaseModel):
-    """Sync latency quantiles from the agent's ``syncflow_sync_latency_seconds`` histogram; ``None``
-    is unknown (no metrics endpoint answered, or nothing synced yet)."""
+    """Sync latency quantiles from the agent's ``syncflow_sync_latency_seconds`` histogram, for the
+    agent and for each rule with samples; ``None`` is unknown (no metrics endpoint answered, or nothing
+    synced yet)."""
 
     p50: float | None = None
     p99: float | None = None
     samples: int = 0
     sources: list[str] = Field(default_factory=list)
     error: str = ""
+    rules: list[RuleLatency] = Field(default_factory=list)
+    """By rule name."""
+
+    def of_rule(self, name: str) -> RuleLatency | None:
+        """The latency of rule ``name``, if it has samples."""
+        return next((rule for rule in self.rules if rule.name == name), None)
 
 
 class Leader(BaseModel):

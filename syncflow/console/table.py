@@ -40,13 +40,29 @@ def _groups(title: str, groups: Sequence[GroupCounts]) -> list[list[str]]:
     ]
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}s"
+
+
+def _rules(o: Overview) -> list[list[str]]:
+    """The rules' counts and each rule's sync latency."""
+    latencies = {rule.name: rule for rule in o.latency.rules}
+    header, *rows = _groups("RULE", o.rules)
+    return [[*header, "P50", "P99"]] + [
+        [*row, _seconds(latency.p50), _seconds(latency.p99)]
+        if (latency := latencies.get(row[0]))
+        else [*row, "-", "-"]
+        for row in rows
+    ]
+
+
 def overview_table(o: Overview) -> str:
     """Rules, workspaces, queues and the agent's processes."""
     latency = (
         "unknown" if o.latency.p50 is None else f"p50 {o.latency.p50:.3f}s p99 {(o.latency.p99 or 0):.3f}s"
     )
     blocks = [
-        columns(_groups("RULE", o.rules)) if o.rules else "no keys",
+        columns(_rules(o)) if o.rules else "no keys",
         columns(_groups("WORKSPACE", o.workspaces)) if o.workspaces else "",
         columns(
             [["QUEUE", "PENDING", "OLDEST"]]

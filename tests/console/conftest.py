@@ -5,10 +5,13 @@ own scripts."""
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from redis import Redis
 from starlette.testclient import TestClient
 
@@ -110,3 +113,51 @@ def client_for(reader: Reader, auth: Auth | None = None) -> TestClient:
 @pytest.fixture
 def reader(service: QueueService) -> Reader:
     return Reader(service, Scope())
+
+
+LATENCIES = (
+    {("dbs", "spec"): [0.01] * 50 + [0.3] * 46 + [4.0] * 4, ("dbs", "status"): [0.01] * 10},
+    {("dbs", "spec"): [0.01] * 100, ("certs", "spec"): [2.0] * 20},
+)
+"""Seconds each of two worker processes observed, by (rule, direction)."""
+
+
+@pytest.fixture
+def metrics_urls() -> Iterator[list[str]]:
+    """Two /metrics endpoints with the latency histogram (as two worker processes expose it), observed
+    as ``LATENCIES`` says."""
+    bodies = []
+    for observed in LATENCIES:
+        registry = CollectorRegistry()
+        histogram = Histogram(
+            "syncflow_sync_latency_seconds",
+            "latency",
+            ["mode", "rule", "direction"],
+            buckets=(0.005, 0.025, 0.1, 0.5, 1, 5, 10),
+            registry=registry,
+        )
+        for (rule, direction), seconds in observed.items():
+            for value in seconds:
+                histogram.labels("publish", rule, direction).observe(value)
+        bodies.append(generate_latest(registry))
+    servers = []
+    for body in bodies:
+
+        class Handler(BaseHTTPRequestHandler):
+            payload = body
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(self.payload)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+    yield [f"http://127.0.0.1:{s.server_address[1]}/metrics" for s in servers]
+    for server in servers:
+        server.shutdown()
+        server.server_close()

@@ -3,13 +3,11 @@ latency quantiles scraped from real /metrics endpoints, and what each says when 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
+from syncflow.console import latency as latency_module
 from syncflow.console.agent import ping_workers, read_leader
 from syncflow.console.latency import latency, quantile
 from syncflow.kube.clients import load_client
@@ -66,51 +64,33 @@ def test_workers_that_answer_a_ping() -> None:
     assert ping_workers(broker_away).error.startswith("cannot ping the workers")  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def metrics_urls() -> Iterator[list[str]]:
-    """Two /metrics endpoints with the latency histogram (as two worker processes expose it)."""
-    bodies = []
-    for seconds in ([0.01] * 50 + [0.3] * 46 + [4.0] * 4, [0.01] * 100):
-        registry = CollectorRegistry()
-        histogram = Histogram(
-            "syncflow_sync_latency_seconds",
-            "latency",
-            ["mode", "rule", "direction"],
-            buckets=(0.005, 0.025, 0.1, 0.5, 1, 5, 10),
-            registry=registry,
-        )
-        for value in seconds:
-            histogram.labels("publish", "dbs", "spec").observe(value)
-        bodies.append(generate_latest(registry))
-    servers = []
-    for body in bodies:
-
-        class Handler(BaseHTTPRequestHandler):
-            payload = body
-
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(self.payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-    yield [f"http://127.0.0.1:{s.server_address[1]}/metrics" for s in servers]
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
 def test_latency_quantiles_over_every_endpoint(metrics_urls: list[str]) -> None:
     answer = latency([*metrics_urls, "http://127.0.0.1:9/metrics"])
-    assert answer.samples == 200 and answer.sources == metrics_urls
+    assert answer.samples == 230 and answer.sources == metrics_urls
     assert answer.p50 is not None and 0.005 < answer.p50 <= 0.025
     assert answer.p99 is not None and 1 < answer.p99 <= 5
     assert "127.0.0.1:9" in answer.error, "the endpoint that did not answer is named"
+
+
+def test_latency_of_each_rule_over_every_endpoint_and_direction(metrics_urls: list[str]) -> None:
+    rules = {rule.name: rule for rule in latency(metrics_urls).rules}
+    assert list(rules) == ["certs", "dbs"]
+    dbs, certs = rules["dbs"], rules["certs"]
+    assert dbs.samples == 210, "both endpoints and both directions of the rule"
+    assert dbs.p50 is not None and 0.005 < dbs.p50 <= 0.025
+    assert dbs.p99 is not None and 1 < dbs.p99 <= 5
+    assert certs.samples == 20
+    assert certs.p50 == pytest.approx(3.0) and certs.p99 is not None and 4.9 < certs.p99 <= 5
+    assert latency(metrics_urls).of_rule("queues") is None, "a rule without samples has no latency"
+
+
+def test_latency_keeps_the_rules_with_the_most_samples(
+    metrics_urls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(latency_module, "MAX_RULES", 1)
+    answer = latency(metrics_urls)
+    assert [rule.name for rule in answer.rules] == ["dbs"]
+    assert answer.samples == 230, "the agent's quantiles still count every rule"
 
 
 def test_latency_is_unknown_when_no_endpoint_answers() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from syncflow.console.reader import Reader
+from syncflow.console.models import Leader, Workers
+from syncflow.console.reader import Agent, Reader
 from syncflow.queue.service import QueueService
 from tests.console.conftest import Sent, client_for, put
 
@@ -56,6 +57,21 @@ def test_the_overview_page_has_a_row_per_rule(client: TestClient) -> None:
     assert page.count('data-testid="replay-rule"') == 2, "both rules have parked keys"
     assert 'data-testid="replay-form"' in page and 'data-testid="replay-parked"' in page
     assert '<td class="n parked" data-state="parked">1</td>' in page, "rendered with the page"
+
+
+def test_the_overview_shows_each_rules_latency(service: QueueService, metrics_urls: list[str]) -> None:
+    for key, state in KEYS.items():
+        put(service, key, state)
+    put(service, "sync/queues/root:team-a/default/orders", "synced")
+    agent = Agent(lambda: Leader(lease=""), Workers, metrics_urls)
+    client = client_for(Reader(service, agent=agent))
+    rules = {rule["name"]: rule for rule in client.get("/api/overview").json()["latency"]["rules"]}
+    assert rules["certs"]["samples"] == 20 and rules["certs"]["p50"] == pytest.approx(3.0)
+    assert rules["dbs"]["samples"] == 210 and "queues" not in rules
+    page = client.get("/").text
+    rows = {row.split('"', 1)[0]: row for row in page.split('data-testid="rule-row" data-rule="')[1:]}
+    assert '<td class="n" data-testid="rule-p50">3.000 s</td>' in rows["certs"]
+    assert '<td class="n" data-testid="rule-p50">\u2013</td>' in rows["queues"], "no samples: unknown"
 
 
 def test_objects_by_state_and_filters(client: TestClient) -> None:

@@ -31,6 +31,16 @@ def test_the_overview_as_tables(service: QueueService) -> None:
     assert "root:team-a" in out and "QUEUE" in out and "sync latency: unknown" in out
 
 
+def test_the_rules_table_has_each_rules_latency(service: QueueService, metrics_urls: list[str]) -> None:
+    put(service, "sync/certs/root:team-a/default/tls", "synced")
+    put(service, "sync/queues/root:team-a/default/orders", "synced")
+    out = status(service, *(arg for url in metrics_urls for arg in ("--metrics-url", url)))
+    assert "RULE     SYNCED   PENDING   RUNNING   RETRYING   PARKED   P50      P99" in out
+    assert "certs    1        0         0         0          0        3.000s   4.960s" in out
+    assert "queues   1        0         0         0          0        -        -" in out
+    assert "sync latency: p50 0.0" in out
+
+
 def test_objects_filtered_and_paged(service: QueueService) -> None:
     put(service, PARKED, "parked")
     put(service, "sync/dbs/root:team-b/default/orders", "synced")

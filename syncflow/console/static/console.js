@@ -47,6 +47,10 @@ function countCells(row, counts) {
   for (const state of STATES) row.appendChild(el("td", { class: `n ${state}`, "data-state": state }, String(counts[state])));
 }
 
+function seconds(value) {
+  return value === null ? "–" : `${value.toFixed(3)} s`;
+}
+
 function showResult(promise) {
   const out = document.getElementById("replay-result");
   out.textContent = "replaying…";
@@ -90,12 +94,16 @@ function overviewPage() {
       return row;
     }));
     const rules = document.getElementById("rules-body");
+    const latencies = new Map(l.rules.map((r) => [r.name, r]));
     rules.replaceChildren(...o.rules.map((g) => {
       const row = el("tr", { "data-testid": "rule-row", "data-rule": g.name });
       const name = el("td");
       name.appendChild(el("a", { href: `/objects?rule=${encodeURIComponent(g.name)}` }, g.name));
       row.appendChild(name);
       countCells(row, g);
+      const rule = latencies.get(g.name);
+      row.append(el("td", { class: "n", "data-testid": "rule-p50" }, seconds(rule ? rule.p50 : null)),
+        el("td", { class: "n", "data-testid": "rule-p99" }, seconds(rule ? rule.p99 : null)));
       const action = el("td");
       if (g.parked) action.appendChild(el("button", { class: "replay-rule", "data-testid": "replay-rule", "data-rule": g.name }, "Replay parked"));
       row.appendChild(action);
