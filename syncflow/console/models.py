@@ -61,7 +61,7 @@ class Latency(BaseModel):
     sources: list[str] = Field(default_factory=list)
     error: str = ""
     rules: list[RuleLatency] = Field(default_factory=list)
-    """By rule name."""
+    """The rules with samples, in the order of their names."""
 
     def of_rule(self, name: str) -> RuleLatency | None:
         """The latency of rule ``name``, if it has samples."""

@@ -46,11 +46,10 @@ def _seconds(value: float | None) -> str:
 
 def _rules(o: Overview) -> list[list[str]]:
     """The rules' counts and each rule's sync latency."""
-    latencies = {rule.name: rule for rule in o.latency.rules}
     header, *rows = _groups("RULE", o.rules)
     return [[*header, "P50", "P99"]] + [
         [*row, _seconds(latency.p50), _seconds(latency.p99)]
-        if (latency := latencies.get(row[0]))
+        if (latency := o.latency.of_rule(row[0]))
         else [*row, "-", "-"]
         for row in rows
     ]
