@@ -9,10 +9,10 @@ what it is: a lost connection, which Celery logs and recovers from. The message 
 restored after the visibility timeout, and finds its key no longer pending (dropped at its claim).
 
 kombu 5.7 also builds a new Redis client for each publish, Celery event and acknowledgement (its
-``conn_or_acquire``); building one costs about 60 µs (redis-py fills a table of some 170 reply
-callbacks each time). The channel here keeps one client per connection pool: redis-py's clients are
-thread-safe, and each command still takes a connection from the pool. A pool kombu drops (a lost
-connection) gets a new client.
+``conn_or_acquire``): redis-py fills a table of some 170 reply callbacks each time, and a publish
+took 343 µs of CPU instead of 180. The channel here keeps one client per connection pool: redis-py's
+clients are thread-safe, and each command still takes a connection from the pool. A pool kombu drops
+(a lost connection) gets a new client.
 """
 
 from __future__ import annotations

@@ -22,9 +22,7 @@ def channel() -> Iterator[redistransport.Channel]:
         yield connection.default_channel
 
 
-def test_a_channel_publishes_and_acknowledges_with_one_client_per_pool(
-    channel: redistransport.Channel,
-) -> None:
+def test_a_channel_keeps_one_client_per_connection_pool(channel: redistransport.Channel) -> None:
     with channel.conn_or_acquire() as first, channel.conn_or_acquire() as second:
         assert first is second and first.connection_pool is channel.pool
         assert first.ping()
