@@ -238,8 +238,8 @@ class KeyedTask(Task):  # type: ignore[misc]
             _helped.reset(reset)
         for report in reports:
             metrics.task_outcome(self.name, report.outcome)
-        started = list(zip(keys, reports, strict=False))  # keys past the time share were resent
-        failed = [(key, error) for key, report in started if (error := report.error) is not None]
+        # a report per key started: the keys past the time share were resent
+        failed = [(report.key, error) for report in reports if (error := report.error) is not None]
         if len(failed) == 1 and not helped.failures:
             raise shown(failed[0][1])
         if failed or helped.failures:
@@ -250,7 +250,7 @@ class KeyedTask(Task):  # type: ignore[misc]
             raise KeysFailedError(truncate(f"{failures} of {total} keys failed: {summary}"))
         if len(keys) == 1 and reports:
             return reports[0].outcome
-        return {key: report.outcome for key, report in started}
+        return {report.key: report.outcome for report in reports}
 
 
 def _run(self: KeyedTask, *keys: str) -> str | dict[str, str]:
