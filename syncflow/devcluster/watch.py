@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,15 @@ class WatchRequest:
     bookmarks: bool
     send_initial_events: bool | None = None
     visible: Callable[[str, Obj], bool] = lambda cluster, obj: True
+
+
+CHUNK_BYTES = 2048
+"""Most bytes of events one chunk of a watch response carries, as kube-apiserver's (Go's HTTP server
+buffers 2 KiB of a response before it writes a chunk): the events that wait together go out together,
+an event larger than this in a chunk of its own. kube-apiserver flushes a watch only once no event waits,
+so a quiet stream sends each event as it comes."""
+DRAIN_EVENTS = 100
+"""Most waiting events a stream takes from its queue at once."""
 
 
 def default_timeout(min_request_timeout: float) -> float:
@@ -99,7 +108,11 @@ class WatchStream:
             events = self.store.events_since(since, self._subscription)
         except TooOldError as exc:
             return errors.gone(str(exc))
-        visible = [(e.cluster, self.visible(e)) for e in events]
+        return self._seen(events)
+
+    def _seen(self, events: Iterable[WatchEvent | None]) -> list[tuple[str, str, Obj]]:
+        """The events (type, cluster, object) this watcher sees of ``events`` (``visible``)."""
+        visible = [(e.cluster, self.visible(e)) for e in events if e is not None]
         return [(seen[0], cluster, seen[1]) for cluster, seen in visible if seen is not None]
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
@@ -114,8 +127,7 @@ class WatchStream:
             if isinstance(initial, errors.StatusError):
                 await self._write(response, "ERROR", initial.body())
                 return response
-            for kind, cluster, obj in initial:
-                await self._write(response, kind, self.present(cluster, obj))
+            await self._send(response, initial)
             if req.send_initial_events and req.bookmarks:
                 bookmark = self.bookmark_object(self.store.resource_version)
                 bookmark["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
@@ -144,12 +156,41 @@ class WatchStream:
                 if self.request.bookmarks and loop.time() < deadline and queue.empty():
                     await self._write(response, "BOOKMARK", self.bookmark_object(self.store.resource_version))
                 continue
-            if event is None:
+            pending = [event, *_waiting(queue)]
+            await self._send(response, self._seen(pending))
+            if None in pending:
                 return
-            seen = self.visible(event)
-            if seen is not None:
-                await self._write(response, seen[0], self.present(event.cluster, seen[1]))
+
+    async def _send(self, response: web.StreamResponse, events: Sequence[tuple[str, str, Obj]]) -> None:
+        """Write ``events`` (type, cluster, object) in as few chunks of at most ``CHUNK_BYTES`` as their
+        lines fit in."""
+        chunk: list[bytes] = []
+        size = 0
+        for kind, cluster, obj in events:
+            line = _line(kind, self.present(cluster, obj))
+            if chunk and size + len(line) > CHUNK_BYTES:
+                await response.write(b"".join(chunk))
+                chunk, size = [], 0
+            chunk.append(line)
+            size += len(line)
+        if chunk:
+            await response.write(b"".join(chunk))
 
     @staticmethod
     async def _write(response: web.StreamResponse, kind: str, obj: dict[str, Any]) -> None:
-        await response.write(orjson.dumps({"type": kind, "object": obj}) + b"\n")
+        await response.write(_line(kind, obj))
+
+
+def _waiting(queue: asyncio.Queue[WatchEvent | None]) -> list[WatchEvent | None]:
+    """The events already waiting in ``queue`` (at most ``DRAIN_EVENTS``), taken without waiting, up to
+    the end of the stream (``None``) if it comes first."""
+    taken: list[WatchEvent | None] = []
+    while len(taken) < DRAIN_EVENTS and not queue.empty():
+        taken.append(queue.get_nowait())
+        if taken[-1] is None:
+            break
+    return taken
+
+
+def _line(kind: str, obj: dict[str, Any]) -> bytes:
+    return orjson.dumps({"type": kind, "object": obj}) + b"\n"

@@ -208,6 +208,29 @@ def _raw_watch(devcluster: DevclusterProcess, path: str) -> list[dict[str, Any]]
         return [json.loads(line) for line in response.read().splitlines() if line.strip()]
 
 
+def test_a_resumed_watch_sends_the_events_it_missed_together(
+    api_client: client.ApiClient, namespace: str, devcluster: DevclusterProcess
+) -> None:
+    """As kube-apiserver writes the events that wait for a watch before it flushes, the events since
+    the resourceVersion a watch resumes from come in one chunk of the response (small ones), which a
+    client reads at once."""
+    core = client.CoreV1Api(api_client)
+    start = core.list_namespaced_config_map(namespace).metadata.resource_version
+    for name in ("a", "b", "c"):
+        core.create_namespaced_config_map(namespace, _cm(name))
+    host, port = devcluster.url.removeprefix("http://").split(":")
+    path = f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion={start}"
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        first_chunk = response.read1()  # a chunked response's read1 returns one chunk
+        names = [json.loads(line)["object"]["metadata"]["name"] for line in first_chunk.splitlines()]
+        assert names == ["a", "b", "c"]
+    finally:
+        connection.close()
+
+
 def test_too_old_resource_version_is_410(
     api_client: client.ApiClient, namespace: str, devcluster: DevclusterProcess
 ) -> None:
