@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
 import time
 from collections.abc import Generator
@@ -17,7 +19,8 @@ STOPPED = "stopped"
 INACTIVE = "inactive"
 AGED = "aged"
 READ_BYTES = 65536
-"""Most bytes one socket read of a stream takes: the events it completes are handled together."""
+"""Most bytes one read of a stream takes (the chunk that comes next and those received after it): the
+events they complete are handled together."""
 
 
 def open_stream(
@@ -57,13 +60,13 @@ class GuardedStream:
         self._done = threading.Event()
 
     def reads(self) -> Generator[list[dict[str, Any]]]:
-        """The decoded events, in order, those that one socket read (``READ_BYTES``) completed together;
-        closes the response when done."""
+        """The decoded events, in order, those that one read (``_read``) completed together; closes the
+        response when done."""
         guard = threading.Thread(target=self._guard, name="watch-guard", daemon=True)
         guard.start()
         try:
             buffer = b""
-            while data := self.response.read1(READ_BYTES):
+            while data := self._read():
                 *lines, buffer = (buffer + data).split(b"\n")
                 events = [decode(line) for line in lines if line.strip()]
                 if events:
@@ -73,6 +76,43 @@ class GuardedStream:
             self._done.set()
             self.response.close()
             guard.join()
+
+    def _read(self) -> bytes:
+        """The next piece of the response, then the pieces after it that have arrived already, up to
+        ``READ_BYTES``, without waiting: an API server sends each flush of its stream as one piece (a
+        chunk), and a busy one flushes several at once."""
+        data = self.response.read1(READ_BYTES)
+        while data and len(data) < READ_BYTES and self._arrived():
+            more = self.response.read1(READ_BYTES - len(data))
+            if not more:
+                break
+            data += more
+        return data
+
+    def _arrived(self) -> bool:
+        """Whether the next piece of the response can be read without waiting: it has been received, in
+        the client's buffer or the socket's. False when the response does not say (no gathering)."""
+        reader = getattr(self.response, "_fp", None)  # http.client's response
+        buffered = getattr(reader, "fp", None)
+        sock = getattr(self.response.connection, "sock", None)
+        if sock is None or not isinstance(buffered, io.BufferedReader):
+            return False
+        timeout = sock.gettimeout()
+        try:
+            sock.settimeout(0.0)  # a peek at an empty buffer reads the socket: now without waiting
+            received = buffered.peek(1)
+        except (OSError, ValueError):
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                sock.settimeout(timeout)
+        if not getattr(reader, "chunked", False):
+            return bool(received)
+        # A chunk starts with its size line, after the line break that ends the chunk before it (if
+        # read): reading it waits until that whole line is here.
+        left = getattr(reader, "chunk_left", -1)
+        line_breaks = 1 if left is None else 2 if left == 0 else 0
+        return received.count(b"\r\n") >= line_breaks if line_breaks else bool(received)
 
     def _guard(self) -> None:
         while not self._done.wait(self._poll):
