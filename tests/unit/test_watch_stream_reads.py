@@ -80,6 +80,7 @@ def server(request: pytest.FixtureRequest, certificate: ServingCertificate) -> I
     batches.put(None)
     httpd.shutdown()
     httpd.server_close()
+    pool.clear()
 
 
 def _reads(server: Server) -> tuple[queue.Queue[list[str]], threading.Event]:
