@@ -78,9 +78,9 @@ class GuardedStream:
             guard.join()
 
     def _read(self) -> bytes:
-        """The next piece of the response, then the pieces after it that have arrived already, up to
-        ``READ_BYTES``, without waiting: an API server sends each flush of its stream as one piece (a
-        chunk), and a busy one flushes several at once."""
+        """The next chunk of the response, then the chunks after it that have arrived already, up to
+        ``READ_BYTES``, without waiting: an API server sends its stream as chunks (kube-apiserver one
+        per 2 KiB of events that wait together), and a busy one sends several at once."""
         data = self.response.read1(READ_BYTES)
         while data and len(data) < READ_BYTES and self._arrived():
             more = self.response.read1(READ_BYTES - len(data))
@@ -90,7 +90,7 @@ class GuardedStream:
         return data
 
     def _arrived(self) -> bool:
-        """Whether the next piece of the response can be read without waiting: it has been received, in
+        """Whether the next chunk of the response can be read without waiting: it has been received, in
         the client's buffer or the socket's. False when the response does not say (no gathering)."""
         reader = getattr(self.response, "_fp", None)  # http.client's response
         buffered = getattr(reader, "fp", None)
