@@ -59,7 +59,8 @@ class ModeFigures:
     """That baseline's clients: as many as syncflow's pool processes in this run."""
     cpu_ms: float | None = None
     """The machine's busy CPU per object (ms) while syncflow synced the burst, until its work was done:
-    every process's, the API servers', Redis's and the benchmark's clients and watches included."""
+    every process's, the API servers', Redis's and the benchmark's clients and watches included; time
+    stolen by the hypervisor left out (``steal_pct``)."""
     base_cpu_ms_same: float | None = None
     """The same for the baseline with ``same_clients`` clients (its API servers, clients and watches)."""
     cpu_parts: dict[str, float] | None = None
@@ -106,6 +107,9 @@ class ModeFigures:
     """syncflow's objects/s from the 10th to the 90th percentile copy (without ramp-up and tail)."""
     load_before: Load | None = None
     load_after: Load | None = None
+    steal_pct: float | None = None
+    """Percent of the CPU time the machine wanted over the mode's run that the hypervisor gave other
+    guests (``bench.support.steal_share``): CPU ms/obj leaves it out, objects/s cannot."""
 
     @property
     def ratio(self) -> float | None:
@@ -216,9 +220,9 @@ def latency_note(latency: str) -> str:
     return "" if latency in ("", "0") else f", API latency {latency}"
 
 
-def loaded(figures: ModeFigures, before: Load) -> ModeFigures:
-    """``figures`` with the load averages ``before`` and now."""
-    return dataclasses.replace(figures, load_before=before, load_after=os.getloadavg())
+def loaded(figures: ModeFigures, before: Load, steal_pct: float) -> ModeFigures:
+    """``figures`` with the load averages ``before`` and now, and the share of CPU time stolen."""
+    return dataclasses.replace(figures, load_before=before, load_after=os.getloadavg(), steal_pct=steal_pct)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -294,6 +298,7 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     (f"Redis MB/{PER // 1000}k obj", lambda f: _n(f.redis_mb, 1)),
     ("load before", lambda f: _load(f.load_before)),
     ("load after", lambda f: _load(f.load_after)),
+    ("host steal %", lambda f: _n(f.steal_pct, 1)),
 )
 
 
@@ -318,6 +323,9 @@ def table(runs: Sequence[ModeFigures]) -> str:
             *markdown(rows),
             "",
             f"load: 1, 5 and 15 min averages on {os.cpu_count()} cores; —: not measured in that mode",
+            "host steal %: the share of the CPU time the machine wanted over the mode's run that the"
+            " hypervisor gave other guests (/proc/stat); obj/s and latencies include it, CPU ms/obj does"
+            " not",
             "burst p50/p99: create -> copy on a raw watch of the target, objects created by 8 clients at"
             " once; last copy: seconds from the first create, within (<=) objects / the burst's middle-80 %"
             " pace + 1 s or not (>)",
@@ -374,6 +382,7 @@ SUMMARY: tuple[tuple[str, str, int], ...] = (
     ("change lag p50 ms", "lag_p50_ms", 0),
     ("poll / bare poll", "poll_ratio", 2),
     (f"RSS growth 2nd half MB/{PER // 1000}k obj", "rss_late_mb", 1),
+    ("host steal %", "steal_pct", 1),
 )
 """The figures the summary of several rounds gives each mode: column, ``ModeFigures`` attribute (the
 JSON's key), digits."""

@@ -263,14 +263,35 @@ def sync_figures(
     }
 
 
-def machine_cpu() -> float:
-    """CPU seconds the machine's cores have spent busy so far (``/proc/stat``: every state but idle and
-    iowait), whichever process: subtract two readings for a run's CPU, its API servers', Redis's and this
-    process's included."""
+HostCpu = tuple[float, float]
+"""A reading of the machine's busy and stolen CPU seconds (``host_cpu``)."""
+
+
+def host_cpu() -> HostCpu:
+    """The machine's busy CPU seconds (``machine_cpu``) and stolen ones (``steal_share``) so far, from
+    ``/proc/stat``'s first line."""
     with open("/proc/stat", encoding="ascii") as stat:
-        fields = [int(value) for value in stat.readline().split()[1:]]
-    user_to_steal, idle, iowait = fields[:8], fields[3], fields[4]
-    return (sum(user_to_steal) - idle - iowait) / os.sysconf("SC_CLK_TCK")
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (
+            int(value) for value in stat.readline().split()[1:9]
+        )
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) / ticks, steal / ticks
+
+
+def machine_cpu() -> float:
+    """CPU seconds the machine's cores have spent busy so far (``/proc/stat``: user, nice, system, irq
+    and softirq; guest time is within user), whichever process: subtract two readings for a run's CPU,
+    its API servers', Redis's and this process's included. Time the hypervisor gave other guests while
+    this machine had work (steal) is not CPU this machine spent, so it is left out (``steal_share``)."""
+    return host_cpu()[0]
+
+
+def steal_share(before: HostCpu, after: HostCpu | None = None) -> float:
+    """Percent of the CPU time this machine wanted from the ``host_cpu`` reading ``before`` to ``after``
+    (default: now) that the hypervisor gave other guests: how busy the host was. CPU figures leave steal
+    out; objects/s and latencies cannot, so a run with much steal is slower than its code."""
+    busy, stolen = (now - then for now, then in zip(after or host_cpu(), before, strict=True))
+    return 100 * stolen / (busy + stolen) if busy + stolen > 0 else 0.0
 
 
 def cpu_ms(busy_since: float, objects: int) -> float:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, rounds_json, rounds_table, spread, table
-from bench.support import CpuReading, cpu_ms, machine_cpu, sampled_at, sync_figures
+from bench.support import CpuReading, cpu_ms, host_cpu, machine_cpu, sampled_at, steal_share, sync_figures
 
 PUBLISH = ModeFigures(
     mode="publish",
@@ -40,6 +40,7 @@ PUBLISH = ModeFigures(
     redis_mb=3.21,
     load_before=(1.0, 2.0, 3.0),
     load_after=(4.0, 5.0, 6.0),
+    steal_pct=12.34,
 )
 EDGE = ModeFigures(mode="edge", work="initial upsync of 100", baseline="direct writes", rate=30, base_rate=60)
 POLLED = replace(EDGE, poll_ms=60.4, bare_poll_ms=50.2)
@@ -91,9 +92,10 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "3.2",
         "1.00 2.00 3.00",
         "4.00 5.00 6.00",
+        "12.3",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 26
+    assert edge[5:] == ["—"] * 27
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
     assert (
         "baseline obj/s, ratio: the mode's baseline with 8 clients; baseline obj/s (2 clients)" in lines[-4]
@@ -135,7 +137,7 @@ def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None
     assert (publish["cpu_ms"], publish["base_cpu_ms_same"], publish["cpu_ratio_same"]) == (2.5, 1.0, 0.4)
     assert (edge["cpu_ms"], edge["cpu_ratio_same"], edge["cpu_parts"]) == (None, None, None)
     assert publish["cpu_parts"] == {"syncflow": 1.25, "redis": 0.25, "rest": 1.0}
-    assert publish["load_before"] == [1.0, 2.0, 3.0]
+    assert (publish["load_before"], publish["steal_pct"], edge["steal_pct"]) == ([1.0, 2.0, 3.0], 12.34, None)
     assert (publish["rss_growth_mb"], publish["rss_late_mb"]) == (12.34, 0.46)
     assert edge["p99_ms"] is None
     assert edge["redis_mb"] is None
@@ -190,6 +192,14 @@ def test_the_machines_busy_cpu_grows_with_work_and_counts_per_object() -> None:
     assert cpu_ms(machine_cpu() - 2.0, 1_000) >= 2.0  # 2 s busy since that reading: at least 2 ms each
 
 
+def test_the_hosts_steal_is_its_share_of_the_cpu_time_the_machine_wanted() -> None:
+    assert steal_share((10.0, 1.0), (16.0, 3.0)) == 25.0  # 2 s stolen of 6 s busy + 2 s stolen
+    assert steal_share((10.0, 1.0), (10.0, 1.0)) == 0.0  # nothing wanted: nothing stolen
+    busy, stolen = host_cpu()
+    assert busy <= machine_cpu()  # the same count, steal left out
+    assert 0.0 <= steal_share((busy, stolen)) <= 100.0
+
+
 def test_a_runs_cpu_per_object_splits_into_syncflows_processes_redis_and_the_rest() -> None:
     earlier = CpuReading(
         machine=100.0, groups=Counter({"worker": 30.0, "watch": 10.0, "kcp": 20.0}), redis=5.0
@@ -223,6 +233,7 @@ def test_rounds_sum_up_to_each_figures_median_and_range_per_mode() -> None:
     assert publish[header.index("ratio (2 clients)")] == "0.500 (0.400 to 0.700)"
     assert publish[header.index("last copy within bound")] == "2 of 3"
     assert publish[header.index("load before (1 min)")] == "0.50 to 1.00"
+    assert publish[header.index("host steal %")] == "12.3 (12.3 to 12.3)"
     assert edge[header.index("ratio (2 clients)")] == "—"
     assert edge[header.index("last copy within bound")] == "—"
     assert edge[header.index("poll / bare poll")] == "1.20 (1.20 to 1.20)"
