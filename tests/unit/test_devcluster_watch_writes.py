@@ -29,12 +29,16 @@ class Written:
     @property
     def lines(self) -> list[dict[str, Any]]:
         """Every event written, in order."""
-        return [orjson.loads(line) for chunk in self.chunks for line in chunk.splitlines()]
+        return [event for chunk in self.chunks for event in _events(chunk)]
 
     def names(self) -> list[list[str]]:
         """The names of each chunk's objects."""
-        chunks = [[orjson.loads(line) for line in chunk.splitlines()] for chunk in self.chunks]
-        return [[event["object"]["metadata"]["name"] for event in chunk] for chunk in chunks]
+        return [[event["object"]["metadata"]["name"] for event in _events(chunk)] for chunk in self.chunks]
+
+
+def _events(chunk: bytes) -> list[dict[str, Any]]:
+    """The events of one chunk, one per line."""
+    return [orjson.loads(line) for line in chunk.splitlines()]
 
 
 def _stream(store: Store) -> WatchStream:
