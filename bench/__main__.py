@@ -40,7 +40,7 @@ from bench.figures import (
     scale_table,
     table,
 )
-from bench.support import host_cpu, private_redis, steal_share
+from bench.support import HostReading, private_redis
 
 Measure = Callable[[RunOptions, str], Awaitable[ModeFigures]]
 MODES: dict[str, Measure] = {
@@ -63,10 +63,10 @@ SCALE_LATENCY = "20ms"
 async def measured(mode: str, options: RunOptions) -> ModeFigures:
     """One mode's figures on a fresh stack and Redis, with the load averages before and after and the
     share of CPU time stolen by the host meanwhile."""
-    before, cpu = os.getloadavg(), host_cpu()
+    before = HostReading.now()
     with tempfile.TemporaryDirectory() as scratch, private_redis(Path(scratch)) as url:
         figures = await MODES[mode](options, url)
-    return loaded(figures, before, steal_share(cpu))
+    return loaded(figures, before.load, before.steal_since())
 
 
 Report = Callable[[int, Sequence[ModeFigures]], None]

@@ -31,7 +31,6 @@ import argparse
 import asyncio
 import functools
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -49,6 +48,7 @@ from bench.support import (
     REDIS_URL,
     AgentQueue,
     CpuReading,
+    HostReading,
     Memory,
     agent_env,
     cpu_ms,
@@ -479,7 +479,7 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
 
 
 async def main(args: argparse.Namespace) -> None:
-    load_before = os.getloadavg()
+    load_before = HostReading.now()
 
     async def scenario(bench: ClustersBench) -> None:
         await bench.setup(1)
@@ -503,7 +503,7 @@ def report(
     three: dict[str, Any],
     base: dict[str, float],
     lost: dict[str, float],
-    load_before: tuple[float, float, float],
+    load_before: HostReading,
 ) -> None:
     """Print the figures."""
     lines = [

@@ -88,6 +88,7 @@ from bench.support import (
     SYNCFLOW_GROUPS,
     AgentQueue,
     CpuReading,
+    HostReading,
     Memory,
     all_seen,
     apply_crds,
@@ -825,7 +826,7 @@ async def one_round(
     backlog: dict[str, float] = {}
     bases: dict[int, dict[str, Any]] = {}
     for n in args.workers:
-        load = os.getloadavg()
+        load = HostReading.now()
 
         async def measure(bench: Bench, n: int = n) -> dict[str, Any]:
             figures = await bench.sync_run(f"w{n}", args.objects, args.budget)
@@ -839,7 +840,7 @@ async def one_round(
         runs[n] = await one_stack(session, redis, work / f"w{n}", args, measure, n)
         runs[n]["load"] = load_average(load)
     for clients in args.baseline_clients:
-        load = os.getloadavg()
+        load = HostReading.now()
         baseline = functools.partial(baseline_run, args=args, clients=clients)
         bases[clients] = await one_stack(session, redis, work / f"base{clients}", args, baseline)
         bases[clients]["load"] = load_average(load)

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import contextlib
 import datetime
-import os
 import random
 import re
 import tempfile
@@ -60,6 +59,7 @@ from bench.support import (
     REDIS_URL,
     AgentQueue,
     CpuReading,
+    HostReading,
     Memory,
     agent_env,
     apply_crds,
@@ -503,7 +503,7 @@ async def measure(options: RunOptions, redis_url: str) -> ModeFigures:
 
 
 async def run(args: argparse.Namespace) -> None:
-    load_before = os.getloadavg()
+    load_before = HostReading.now()
     began = time.perf_counter()
     results = {workers: (await one_run(workers, args))[0] for workers in (1, 2)}
     print(load_average(load_before))

@@ -62,7 +62,7 @@ from bench.soakforeign import ANY_STATUS, LOCAL_FIELD, Foreign, ForeignObjects
 from bench.soakreport import EXAMPLES, Outcome, Tally, table
 from bench.soaktargets import RUN, SYSTEM, TARGETS, SoakTarget, SourceRef
 from bench.soakwatch import DeletionWatch
-from bench.support import in_parallel, load_average, open_watch, run_dir
+from bench.support import HostReading, in_parallel, load_average, open_watch, run_dir
 from syncflow.runtime import redis as demo_redis
 from syncflow.runtime.stack import Stack as ProcessStack
 from syncflow.sync.ownership import CONFLICT_CAUSES
@@ -585,7 +585,7 @@ def report(soak: Soak, setup_s: float, tally: Tally, settled_s: float | None) ->
 
 async def soak_mode(mode: str, options: Options, logs: str | None) -> Outcome:
     """One mode's soak on a fresh stack and Redis."""
-    load_before = os.getloadavg()
+    load_before = HostReading.now()
     began = time.monotonic()
     outcome = Outcome(mode)
     with tempfile.TemporaryDirectory() as scratch:
@@ -617,7 +617,7 @@ async def soak_mode(mode: str, options: Options, logs: str | None) -> Outcome:
         finally:
             processes.stop()
     outcome.wall_s = time.monotonic() - began
-    outcome.load = (load_before[0], os.getloadavg()[0])
+    outcome.load = (load_before.load[0], os.getloadavg()[0])
     outcome.lines += [
         f"total {outcome.wall_s:.0f} s; {load_average(load_before)}",
         *([f"logs: {work}"] if logs else []),

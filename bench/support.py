@@ -286,6 +286,24 @@ def machine_cpu() -> float:
     return host_cpu()[0]
 
 
+@dataclass(frozen=True)
+class HostReading:
+    """The load averages and the machine's busy and stolen CPU seconds at one moment: what a run
+    prints about the host it ran on (``load_average``)."""
+
+    load: tuple[float, float, float]
+    cpu: HostCpu
+
+    @classmethod
+    def now(cls) -> HostReading:
+        """A reading now."""
+        return cls(os.getloadavg(), host_cpu())
+
+    def steal_since(self) -> float:
+        """``steal_share`` from this reading until now."""
+        return steal_share(self.cpu)
+
+
 def steal_share(before: HostCpu, after: HostCpu | None = None) -> float:
     """Percent of the CPU time this machine wanted from the ``host_cpu`` reading ``before`` to ``after``
     (default: now) that the hypervisor gave other guests: how busy the host was. CPU figures leave steal
@@ -444,12 +462,13 @@ async def in_parallel(
     await asyncio.gather(*(client() for _ in range(clients)))
 
 
-def load_average(before: tuple[float, float, float]) -> str:
-    """The load averages before and now, and the cores."""
+def load_average(before: HostReading) -> str:
+    """The load averages before and now, the cores, and the share of CPU time stolen meanwhile."""
     now = os.getloadavg()
     return (
-        f"load average before: {' '.join(f'{x:.2f}' for x in before)}"
-        f"  after: {' '.join(f'{x:.2f}' for x in now)}  ({os.cpu_count()} cores)"
+        f"load average before: {' '.join(f'{x:.2f}' for x in before.load)}"
+        f"  after: {' '.join(f'{x:.2f}' for x in now)}  ({os.cpu_count()} cores);"
+        f" host steal {before.steal_since():.1f} %"
     )
 
 

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import contextlib
 import functools
-import os
 import tempfile
 import time
 import uuid
@@ -58,6 +57,7 @@ from bench.support import (
     REDIS_URL,
     AgentQueue,
     CpuReading,
+    HostReading,
     Memory,
     agent_env,
     all_seen,
@@ -525,7 +525,7 @@ async def fresh_baseline(
 
 
 async def run(args: argparse.Namespace) -> None:
-    load_before = os.getloadavg()
+    load_before = HostReading.now()
     began = time.perf_counter()
     options = RunOptions(args.objects, 2, args.logs, args.steady, args.latency)
     measured = await runs(options, args.namespaces, args.budget)
@@ -560,7 +560,7 @@ def report(
     namespaces: int,
     measured: Runs,
     total_s: float,
-    load_before: tuple[float, float, float],
+    load_before: HostReading,
 ) -> None:
     """Print the figures."""
     r, base, steady = measured.synced, measured.base, measured.steady

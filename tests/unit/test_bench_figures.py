@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import replace
@@ -9,7 +10,17 @@ from dataclasses import replace
 import orjson
 
 from bench.figures import ModeFigures, as_json, per_10k, rounds_json, rounds_table, spread, table
-from bench.support import CpuReading, cpu_ms, host_cpu, machine_cpu, sampled_at, steal_share, sync_figures
+from bench.support import (
+    CpuReading,
+    HostReading,
+    cpu_ms,
+    host_cpu,
+    load_average,
+    machine_cpu,
+    sampled_at,
+    steal_share,
+    sync_figures,
+)
 
 PUBLISH = ModeFigures(
     mode="publish",
@@ -198,6 +209,13 @@ def test_the_hosts_steal_is_its_share_of_the_cpu_time_the_machine_wanted() -> No
     busy, stolen = host_cpu()
     assert busy <= machine_cpu()  # the same count, steal left out
     assert 0.0 <= steal_share((busy, stolen)) <= 100.0
+
+
+def test_a_runs_host_line_has_the_load_before_and_after_the_cores_and_the_steal() -> None:
+    line = load_average(HostReading((1.0, 2.0, 3.0), host_cpu()))
+
+    assert line.startswith("load average before: 1.00 2.00 3.00  after: ")
+    assert re.search(r"\(\d+ cores\); host steal \d+\.\d %$", line)
 
 
 def test_a_runs_cpu_per_object_splits_into_syncflows_processes_redis_and_the_rest() -> None:
