@@ -80,6 +80,9 @@ class ModeFigures:
     """Seconds from the burst's first create to its last copy."""
     last_copy_bound_s: float | None = None
     """What ``last_copy_s`` should be within: objects at the burst's middle-80 % pace, plus 1 s."""
+    overtaken: int | None = None
+    """The most copies of later-created objects that landed before one object's copy
+    (``bench.support.most_overtaken``): a starved object shows as hundreds."""
     steady_rate: float | None = None
     """The steady phase's creates/s (half the burst's objects/s)."""
     steady_p50_ms: float | None = None
@@ -203,6 +206,7 @@ def mode_figures(
         p99_ms=synced.get("p99"),
         last_copy_s=synced.get("last_s"),
         last_copy_bound_s=synced.get("bound_s"),
+        overtaken=synced.get("overtaken"),
         steady_rate=steady.get("rate"),
         steady_p50_ms=steady.get("p50"),
         steady_p99_ms=steady.get("p99"),
@@ -285,6 +289,7 @@ COLUMNS: tuple[tuple[str, Callable[[ModeFigures], str]], ...] = (
     ("burst p50 ms", lambda f: _n(f.p50_ms, 0)),
     ("burst p99 ms", lambda f: _n(f.p99_ms, 0)),
     ("last copy s (bound)", _bound),
+    ("most overtaken", lambda f: _n(f.overtaken, 0)),
     ("steady obj/s", lambda f: _n(f.steady_rate, 1)),
     ("steady p50 ms", lambda f: _n(f.steady_p50_ms, 0)),
     ("steady p99 ms", lambda f: _n(f.steady_p99_ms, 0)),
@@ -328,7 +333,8 @@ def table(runs: Sequence[ModeFigures]) -> str:
             " not",
             "burst p50/p99: create -> copy on a raw watch of the target, objects created by 8 clients at"
             " once; last copy: seconds from the first create, within (<=) objects / the burst's middle-80 %"
-            " pace + 1 s or not (>)",
+            " pace + 1 s or not (>); most overtaken: the most copies of later-created objects that landed"
+            " before one object's copy (0: in creation order; a starved object shows as hundreds)",
             "steady: objects created at half the burst's obj/s, create -> copy; status: a status change"
             " downstream -> the same status upstream (workload); change lag: a p-cluster change -> the"
             " mailbox, at random moments of the upsync period (edge)",
@@ -376,6 +382,7 @@ SUMMARY: tuple[tuple[str, str, int], ...] = (
     ("sync/obj", "sync", 2),
     ("status/obj", "status", 2),
     ("burst p99 ms", "p99_ms", 0),
+    ("most overtaken", "overtaken", 0),
     ("steady p50 ms", "steady_p50_ms", 0),
     ("steady p99 ms", "steady_p99_ms", 0),
     ("status p50 ms", "status_p50_ms", 0),

@@ -5,6 +5,7 @@ a mode's processes and their environment, parallel clients, the load, the memory
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import os
 import re
@@ -216,6 +217,19 @@ def middle_rate(seen: dict[str, float], started: float) -> tuple[float, float, f
     return (copies / (last - first) if last > first else 0.0), first - started, last - started
 
 
+def most_overtaken(created: Mapping[str, float], seen: Mapping[str, float]) -> int:
+    """The most copies of objects created later that landed before one object's copy (objects with a
+    copy only): 0 when the copies land in the order their objects were created. Keys run a few at a
+    time per process, so a few dozen is ordinary; a starved object shows as hundreds."""
+    later: list[float] = []  # when the copies of the objects created after the current one landed
+    most = 0
+    for name in sorted(created, key=created.__getitem__, reverse=True):
+        if name in seen:
+            most = max(most, bisect.bisect_left(later, seen[name]))
+            bisect.insort(later, seen[name])
+    return most
+
+
 def sync_figures(
     started: float,
     created: dict[str, float],
@@ -247,6 +261,7 @@ def sync_figures(
         "last_s": last_copy,
         "returned_s": last_status,
         "bound_s": last_copy_bound(objects, middle[0]),
+        "overtaken": most_overtaken(created, seen),
         "create_s": create_s,
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),

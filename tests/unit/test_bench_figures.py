@@ -17,6 +17,7 @@ from bench.support import (
     host_cpu,
     load_average,
     machine_cpu,
+    most_overtaken,
     sampled_at,
     steal_share,
     sync_figures,
@@ -41,6 +42,7 @@ PUBLISH = ModeFigures(
     p99_ms=900.6,
     last_copy_s=2.04,
     last_copy_bound_s=3.01,
+    overtaken=12,
     steady_rate=25.0,
     steady_p50_ms=80.4,
     steady_p99_ms=410.6,
@@ -90,6 +92,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "120",
         "901",
         "2.0 <= 3.0",
+        "12",
         "25.0",
         "80",
         "411",
@@ -106,7 +109,7 @@ def test_a_row_per_mode_with_its_figures_and_a_dash_where_one_is_missing() -> No
         "12.3",
     ]
     assert edge[:5] == ["edge", "initial upsync of 100", "30.0", "60.0", "0.500"]
-    assert edge[5:] == ["—"] * 27
+    assert edge[5:] == ["—"] * 28
     assert lines[-2:] == ["baseline of publish: the writes, directly", "baseline of edge: direct writes"]
     assert (
         "baseline obj/s, ratio: the mode's baseline with 8 clients; baseline obj/s (2 clients)" in lines[-4]
@@ -151,6 +154,7 @@ def test_json_has_every_figure_the_ratio_and_null_where_one_is_missing() -> None
     assert (publish["load_before"], publish["steal_pct"], edge["steal_pct"]) == ([1.0, 2.0, 3.0], 12.34, None)
     assert (publish["rss_growth_mb"], publish["rss_late_mb"]) == (12.34, 0.46)
     assert edge["p99_ms"] is None
+    assert (publish["overtaken"], edge["overtaken"]) == (12, None)
     assert edge["redis_mb"] is None
     assert set(edge) == set(publish)
     assert (publish["last_copy_within"], edge["last_copy_within"]) == (True, None)
@@ -218,6 +222,15 @@ def test_a_runs_host_line_has_the_load_before_and_after_the_cores_and_the_steal(
     assert re.search(r"\(\d+ cores\); host steal \d+\.\d %$", line)
 
 
+def test_a_copy_is_overtaken_by_the_later_objects_whose_copies_landed_first() -> None:
+    created = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0}
+
+    assert most_overtaken(created, {"a": 5.0, "b": 6.0, "c": 7.0, "d": 8.0}) == 0  # in creation order
+    assert most_overtaken(created, {"a": 9.0, "b": 6.0, "c": 7.0, "d": 8.0}) == 3  # a waited for all
+    assert most_overtaken(created, {"a": 5.0, "b": 7.0, "c": 6.0, "d": 8.0}) == 1  # c before b
+    assert most_overtaken(created, {"a": 9.0, "c": 6.0}) == 1  # only objects with a copy count
+
+
 def test_a_runs_cpu_per_object_splits_into_syncflows_processes_redis_and_the_rest() -> None:
     earlier = CpuReading(
         machine=100.0, groups=Counter({"worker": 30.0, "watch": 10.0, "kcp": 20.0}), redis=5.0
@@ -252,6 +265,7 @@ def test_rounds_sum_up_to_each_figures_median_and_range_per_mode() -> None:
     assert publish[header.index("last copy within bound")] == "2 of 3"
     assert publish[header.index("load before (1 min)")] == "0.50 to 1.00"
     assert publish[header.index("host steal %")] == "12.3 (12.3 to 12.3)"
+    assert publish[header.index("most overtaken")] == "12 (12 to 12)"
     assert edge[header.index("ratio (2 clients)")] == "—"
     assert edge[header.index("last copy within bound")] == "—"
     assert edge[header.index("poll / bare poll")] == "1.20 (1.20 to 1.20)"
